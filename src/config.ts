@@ -1,0 +1,147 @@
+import { z } from 'zod';
+
+/**
+ * Every setting skillsmith reads, as one zod schema over the environment.
+ * Read once at start-up (`loadConfig`) and passed down; nothing else touches process.env.
+ */
+
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const fraction = z.coerce.number().min(0).max(1);
+const positiveInt = z.coerce.number().int().positive();
+
+const environmentSchema = z.object({
+  SKILLSMITH_HOME: z.string().min(1).default('.skillsmith'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// URL')
+    .optional(),
+  TEMPORAL_ADDRESS: z
+    .string()
+    .regex(/^[^\s:/]+:\d{1,5}$/, 'host:port, e.g. 127.0.0.1:7233')
+    .optional(),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('skillsmith'),
+  TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+  SKILLSMITH_TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  SKILLSMITH_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
+  SKILLSMITH_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(5433),
+  SKILLSMITH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SKILLSMITH_SKILL_LICENSE: z.string().min(1).default('Apache-2.0'),
+
+  SKILLSMITH_EMBEDDING_MODEL: z.string().min(1).default('nomic-ai/nomic-embed-text-v1.5'),
+  SKILLSMITH_MODEL_DIR: z.string().min(1).optional(),
+  SKILLSMITH_ALLOW_REMOTE_MODELS: booleanFlag.default(false),
+  SKILLSMITH_EMBEDDING_POOLING: z.enum(['mean', 'cls']).default('mean'),
+  SKILLSMITH_EMBEDDING_PREFIXES: z.enum(['nomic', 'none']).default('nomic'),
+  SKILLSMITH_EMBEDDING_DIMENSION: positiveInt.optional(),
+  SKILLSMITH_EMBEDDING_BATCH_SIZE: positiveInt.max(1024).default(32),
+
+  SKILLSMITH_SIMILARITY_TAU: fraction.default(0.82),
+  SKILLSMITH_CLUSTER_LINKAGE: z.enum(['average', 'complete', 'single']).default('average'),
+  SKILLSMITH_MIN_OCCURRENCES: positiveInt.default(3),
+  SKILLSMITH_MIN_SUCCESS_RATE: fraction.default(0.7),
+  SKILLSMITH_MIN_STEPS: positiveInt.default(3),
+  SKILLSMITH_MAX_CLUSTERS_PER_PASS: positiveInt.default(20),
+});
+
+export type Environment = z.input<typeof environmentSchema>;
+
+export interface Config {
+  home: string;
+  databaseUrl: string | undefined;
+  temporal: {
+    address: string | undefined;
+    namespace: string;
+    taskQueue: string;
+    cliPath: string | undefined;
+    port: number;
+    uiPort: number;
+  };
+  postgresPort: number;
+  logLevel: z.infer<typeof environmentSchema>['SKILLSMITH_LOG_LEVEL'];
+  skillLicense: string;
+  embedding: {
+    model: string;
+    modelDir: string;
+    allowRemoteModels: boolean;
+    pooling: 'mean' | 'cls';
+    prefixes: 'nomic' | 'none';
+    dimension: number | undefined;
+    batchSize: number;
+  };
+  synthesis: {
+    similarityTau: number;
+    linkage: 'average' | 'complete' | 'single';
+    minOccurrences: number;
+    minSuccessRate: number;
+    minSteps: number;
+    maxClustersPerPass: number;
+  };
+}
+
+/** A setting that failed validation; the message names the variable and the expected form. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const known = Object.fromEntries(
+    Object.keys(environmentSchema.shape)
+      .filter((key) => env[key] !== undefined && env[key] !== '')
+      .map((key) => [key, env[key]]),
+  );
+  const parsed = environmentSchema.safeParse(known);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const variable = String(issue.path[0] ?? 'environment');
+    throw new ConfigError(
+      variable,
+      `invalid ${variable}=${JSON.stringify(env[variable])}: ${issue.message}`,
+    );
+  }
+  const e = parsed.data;
+  return {
+    home: e.SKILLSMITH_HOME,
+    databaseUrl: e.DATABASE_URL,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      cliPath: e.TEMPORAL_CLI_PATH,
+      port: e.SKILLSMITH_TEMPORAL_PORT,
+      uiPort: e.SKILLSMITH_TEMPORAL_UI_PORT,
+    },
+    postgresPort: e.SKILLSMITH_POSTGRES_PORT,
+    logLevel: e.SKILLSMITH_LOG_LEVEL,
+    skillLicense: e.SKILLSMITH_SKILL_LICENSE,
+    embedding: {
+      model: e.SKILLSMITH_EMBEDDING_MODEL,
+      modelDir: e.SKILLSMITH_MODEL_DIR ?? `${e.SKILLSMITH_HOME}/models`,
+      allowRemoteModels: e.SKILLSMITH_ALLOW_REMOTE_MODELS,
+      pooling: e.SKILLSMITH_EMBEDDING_POOLING,
+      prefixes: e.SKILLSMITH_EMBEDDING_PREFIXES,
+      dimension: e.SKILLSMITH_EMBEDDING_DIMENSION,
+      batchSize: e.SKILLSMITH_EMBEDDING_BATCH_SIZE,
+    },
+    synthesis: {
+      similarityTau: e.SKILLSMITH_SIMILARITY_TAU,
+      linkage: e.SKILLSMITH_CLUSTER_LINKAGE,
+      minOccurrences: e.SKILLSMITH_MIN_OCCURRENCES,
+      minSuccessRate: e.SKILLSMITH_MIN_SUCCESS_RATE,
+      minSteps: e.SKILLSMITH_MIN_STEPS,
+      maxClustersPerPass: e.SKILLSMITH_MAX_CLUSTERS_PER_PASS,
+    },
+  };
+}
+
+/** The documented settings, for `--help` and the README table. */
+export const settingNames = Object.keys(environmentSchema.shape);

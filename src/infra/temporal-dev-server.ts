@@ -1,0 +1,149 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { resolve } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { resolveTemporalCli, TemporalCliUnavailable, type ResolvedTemporalCli } from './temporal-cli.ts';
+
+export interface TemporalDevServer {
+  address: string;
+  uiUrl: string | undefined;
+  origin: ResolvedTemporalCli['origin'] | 'sdk-download';
+  stop(): Promise<void>;
+}
+
+export interface TemporalDevServerOptions {
+  home: string;
+  cliPath?: string | undefined;
+  /** 0 picks a free port. */
+  port?: number;
+  /** 0 picks a free port; `false` runs headless (no Web UI). */
+  uiPort?: number | false;
+  /** Persist workflow history in this SQLite file; omit for in-memory. */
+  dbFile?: string;
+  namespace?: string;
+  searchAttributes?: Record<string, 'Keyword' | 'Text' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList'>;
+  startTimeoutMs?: number;
+  onProgress?: (message: string) => void;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))));
+    });
+  });
+}
+
+/** Polls the frontend's health check until it answers SERVING, or gives up with the log's tail. */
+export async function waitForTemporal(address: string, timeoutMs: number, exited?: () => string | undefined): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError = 'no answer yet';
+  while (Date.now() < deadline) {
+    const why = exited?.();
+    if (why) throw new Error(`temporal dev server exited before it answered: ${why}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      try {
+        const health = await connection.healthService.check({});
+        if (health.status === 1) return;
+        lastError = `health status ${health.status}`;
+      } finally {
+        await connection.close();
+      }
+    } catch (error) {
+      lastError = (error as Error).message;
+    }
+    await new Promise((done) => setTimeout(done, 250));
+  }
+  throw new Error(`temporal dev server at ${address} did not answer within ${timeoutMs} ms: ${lastError}`);
+}
+
+/**
+ * Starts `temporal server start-dev` (with its Web UI unless headless), waits until it answers,
+ * and returns how to reach and stop it. Where no CLI can be found or provisioned, falls back to
+ * the SDK's own download (works only where the network allows it).
+ */
+export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<TemporalDevServer> {
+  let cli: ResolvedTemporalCli;
+  try {
+    cli = await resolveTemporalCli({ home: options.home, cliPath: options.cliPath, onProgress: options.onProgress });
+  } catch (error) {
+    if (!(error instanceof TemporalCliUnavailable) || options.cliPath) throw error;
+    options.onProgress?.(`${error.message}; trying the Temporal SDK's own download`);
+    return startWithSdkDownload(options, error);
+  }
+  const port = options.port || (await freePort());
+  const uiPort = options.uiPort === false ? undefined : options.uiPort || (await freePort());
+  const address = `127.0.0.1:${port}`;
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'warn'];
+  args.push('--namespace', options.namespace ?? 'default');
+  if (uiPort === undefined) args.push('--headless');
+  else args.push('--ui-port', String(uiPort), '--ui-ip', '127.0.0.1', '--ui-disable-news-fetch');
+  if (options.dbFile) args.push('--db-filename', options.dbFile);
+  for (const [key, type] of Object.entries(options.searchAttributes ?? {})) args.push('--search-attribute', `${key}=${type}`);
+
+  const logDirectory = resolve(options.home, 'logs');
+  await mkdir(logDirectory, { recursive: true });
+  const log = createWriteStream(resolve(logDirectory, `temporal-${port}.log`));
+  const child: ChildProcess = spawn(cli.path, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
+  child.stdout?.pipe(log);
+  child.stderr?.pipe(log);
+  let exitReason: string | undefined;
+  child.once('exit', (code, signal) => {
+    exitReason = `exit code ${code ?? 'none'}, signal ${signal ?? 'none'} (log: ${logDirectory}/temporal-${port}.log)`;
+  });
+  child.once('error', (error) => {
+    exitReason = error.message;
+  });
+
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((done) => child.once('exit', () => done()));
+    child.kill('SIGTERM');
+    const forced = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(forced);
+    log.end();
+  };
+  try {
+    await waitForTemporal(address, options.startTimeoutMs ?? 60_000, () => exitReason);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    address,
+    uiUrl: uiPort === undefined ? undefined : `http://127.0.0.1:${uiPort}`,
+    origin: cli.origin,
+    stop,
+  };
+}
+
+async function startWithSdkDownload(options: TemporalDevServerOptions, cause: Error): Promise<TemporalDevServer> {
+  const { TestWorkflowEnvironment } = await import('@temporalio/testing');
+  let environment: Awaited<ReturnType<typeof TestWorkflowEnvironment.createLocal>>;
+  try {
+    environment = await TestWorkflowEnvironment.createLocal({
+      server: {
+        ip: '127.0.0.1',
+        namespace: options.namespace ?? 'default',
+        ui: options.uiPort !== false,
+        searchAttributes: [],
+      },
+    });
+  } catch (error) {
+    throw new TemporalCliUnavailable(`${cause.message}; the SDK download failed too: ${(error as Error).message}`);
+  }
+  const address = environment.connection.options.address;
+  return {
+    address: String(address),
+    uiUrl: undefined,
+    origin: 'sdk-download',
+    stop: () => environment.teardown(),
+  };
+}

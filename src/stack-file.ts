@@ -1,0 +1,46 @@
+import { readFile, rm, writeFile, mkdir } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+/** Where `skillsmith up` says it listens; other commands on the same machine read it. */
+export const stackFileSchema = z.object({
+  pid: z.number().int(),
+  startedAt: z.string(),
+  temporalAddress: z.string(),
+  temporalUiUrl: z.string().nullable(),
+  namespace: z.string(),
+  taskQueue: z.string(),
+  databaseUrl: z.string(),
+  embeddedDatabase: z.boolean(),
+});
+
+export type StackFile = z.infer<typeof stackFileSchema>;
+
+export const stackFilePath = (home: string) => resolve(home, 'stack.json');
+
+export async function writeStackFile(home: string, stack: StackFile): Promise<void> {
+  await mkdir(home, { recursive: true });
+  await writeFile(stackFilePath(home), `${JSON.stringify(stack, null, 2)}\n`);
+}
+
+export async function removeStackFile(home: string): Promise<void> {
+  await rm(stackFilePath(home), { force: true });
+}
+
+/** The running stack, or undefined when none was started here (or its process is gone). */
+export async function readStackFile(home: string): Promise<StackFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(stackFilePath(home), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const parsed = stackFileSchema.safeParse(JSON.parse(text));
+  if (!parsed.success) throw new Error(`${stackFilePath(home)} is not a skillsmith stack file: ${parsed.error.issues[0]?.message}`);
+  try {
+    process.kill(parsed.data.pid, 0);
+  } catch {
+    return undefined;
+  }
+  return parsed.data;
+}

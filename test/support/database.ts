@@ -1,0 +1,54 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { startEmbeddedPostgres } from '../../src/infra/embedded-postgres.ts';
+import { createPool } from '../../src/store/database.ts';
+import { migrate } from '../../src/store/migrations.ts';
+
+export interface TestDatabase {
+  pool: pg.Pool;
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh, migrated database for one test file: a new database on the native server named by
+ * SKILLSMITH_TEST_DATABASE_URL (CI runs the store suite that way), else an in-process PGlite.
+ */
+export async function openTestDatabase(): Promise<TestDatabase> {
+  const nativeUrl = process.env.SKILLSMITH_TEST_DATABASE_URL;
+  if (nativeUrl) return openNativeDatabase(nativeUrl);
+  const embedded = await startEmbeddedPostgres();
+  const pool = createPool(embedded.url);
+  await migrate(pool);
+  return {
+    pool,
+    url: embedded.url,
+    async close() {
+      await pool.end();
+      await embedded.stop();
+    },
+  };
+}
+
+async function openNativeDatabase(serverUrl: string): Promise<TestDatabase> {
+  const name = `skillsmith_test_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const pool = createPool(url.toString());
+  await migrate(pool);
+  return {
+    pool,
+    url: url.toString(),
+    async close() {
+      await pool.end();
+      const cleanup = new pg.Client({ connectionString: serverUrl });
+      await cleanup.connect();
+      await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await cleanup.end();
+    },
+  };
+}

@@ -1,0 +1,33 @@
+import { fileURLToPath } from 'node:url';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { createActivities } from '../activities/index.ts';
+import type { ActivityDependencies } from '../activities/dependencies.ts';
+
+export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+export interface WorkerOptions {
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  dependencies: ActivityDependencies;
+}
+
+let runtimeInstalled = false;
+
+/** A worker over the given dependencies; the caller runs it and closes the connection. */
+export async function createWorker(options: WorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
+  if (!runtimeInstalled) {
+    // The SDK's own logs (bundler output, state changes) only at warn and above; ours go through pino.
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+    runtimeInstalled = true;
+  }
+  const connection = await NativeConnection.connect({ address: options.address });
+  const worker = await Worker.create({
+    connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    workflowsPath,
+    activities: createActivities(options.dependencies),
+  });
+  return { worker, connection };
+}

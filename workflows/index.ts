@@ -1,0 +1,1 @@
+export { stackCheck } from './stack-check.ts';
