@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+describe('configuration', () => {
+  it('has working defaults with no settings at all', () => {
+    const config = loadConfig({});
+    expect(config.databaseUrl).toBeUndefined();
+    expect(config.temporal.address).toBeUndefined();
+    expect(config.embedding.model).toBe('nomic-ai/nomic-embed-text-v1.5');
+    expect(config.embedding.modelDir).toBe('.skillsmith/models');
+    expect(config.synthesis).toEqual({
+      similarityTau: 0.82,
+      linkage: 'average',
+      minOccurrences: 3,
+      minSuccessRate: 0.7,
+      minSteps: 3,
+      maxClustersPerPass: 20,
+    });
+  });
+
+  it.each([
+    ['SKILLSMITH_SIMILARITY_TAU', '1.5', /SKILLSMITH_SIMILARITY_TAU="1.5".*<=1/],
+    ['SKILLSMITH_MIN_OCCURRENCES', 'three', /SKILLSMITH_MIN_OCCURRENCES="three".*number/],
+    ['DATABASE_URL', 'mysql://x', /DATABASE_URL="mysql:\/\/x".*postgres:\/\//],
+    ['TEMPORAL_ADDRESS', 'localhost', /TEMPORAL_ADDRESS="localhost".*host:port/],
+    ['SKILLSMITH_ALLOW_REMOTE_MODELS', 'maybe', /SKILLSMITH_ALLOW_REMOTE_MODELS="maybe"/],
+    ['SKILLSMITH_CLUSTER_LINKAGE', 'ward', /SKILLSMITH_CLUSTER_LINKAGE="ward".*average/],
+  ])('refuses %s=%s with a message naming the variable and the expected form', (variable, value, message) => {
+    const attempt = () => loadConfig({ [variable]: value });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(message);
+    try {
+      attempt();
+    } catch (error) {
+      expect((error as ConfigError).variable).toBe(variable);
+    }
+  });
+
+  it('reads booleans, numbers and URLs from their string forms', () => {
+    const config = loadConfig({
+      SKILLSMITH_ALLOW_REMOTE_MODELS: 'true',
+      SKILLSMITH_SIMILARITY_TAU: '0.9',
+      DATABASE_URL: 'postgresql://u@h:5432/db',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+    });
+    expect(config.embedding.allowRemoteModels).toBe(true);
+    expect(config.synthesis.similarityTau).toBe(0.9);
+    expect(config.databaseUrl).toBe('postgresql://u@h:5432/db');
+    expect(config.temporal.address).toBe('temporal:7233');
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ DATABASE_URL: '' }).databaseUrl).toBeUndefined();
+  });
+});
