@@ -1,16 +1,15 @@
 import pg from 'pg';
-import pgvector from 'pgvector/pg';
 
 export type Queryable = pg.Pool | pg.PoolClient;
 
-/** A connection pool whose clients understand the pgvector `vector` type. */
+/**
+ * A connection pool. Vectors travel as pgvector text (`pgvector.toSql` in, `::text` +
+ * `pgvector.fromSql` out), so no per-connection type registration is needed.
+ */
 export function createPool(url: string, options: { max?: number } = {}): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max: options.max ?? 8 });
-  pool.on('connect', (client) => {
-    // The type is looked up per connection; before the first migration it may not exist yet.
-    client.on('error', () => undefined);
-    void pgvector.registerTypes(client).catch(() => undefined);
-  });
+  // An idle client losing its connection (server restart) must not crash the process.
+  pool.on('error', () => undefined);
   return pool;
 }
 

@@ -1,0 +1,203 @@
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import { z } from 'zod';
+import { readPackageArchive } from '../../skills/package-archive.ts';
+import { serializeSkillDocument } from '../../skills/skill-format.ts';
+import { checkMemberPath, readPackageDirectory, SKILL_MANIFEST_PATH } from '../../skills/skill-package.ts';
+import { parseSkillRef } from '../../skills/skill-ref.ts';
+import { createSkillRepository, type SkillRevision, type SkillRepository } from '../../store/skill-repository.ts';
+import type { CliContext } from '../context.ts';
+
+/**
+ * `skillsmith skills …`: install, list, show, export and archive skill packages.
+ * JSON shapes (with --json), all camelCase:
+ *   install / archive  → SkillSummary
+ *   show               → SkillSummary & { body: string }
+ *   list               → { skills: SkillSummary[] }
+ *   export             → { name, revision, contentSha256, directory, files: string[] }
+ * Export writes the stored members verbatim, so the tree re-installs to the same sha256;
+ * --canonical rewrites SKILL.md in the agentskills.io shape instead.
+ */
+export interface SkillSummary {
+  tenantId: string;
+  name: string;
+  revision: number;
+  version: string;
+  description: string;
+  requiredTools: string[];
+  license: string;
+  source: string;
+  trust: string;
+  status: string;
+  contentSha256: string;
+  packageKey: string;
+  packageBytes: number;
+  fileCount: number;
+  bodyTokens: number;
+  createdAt: string;
+  authoredBy: SkillRevision['authoredBy'];
+}
+
+export function summarizeRevision(revision: SkillRevision): SkillSummary {
+  return {
+    tenantId: revision.tenantId,
+    name: revision.name,
+    revision: revision.revision,
+    version: revision.manifest.version,
+    description: revision.manifest.description,
+    requiredTools: revision.manifest.requiredTools,
+    license: revision.manifest.license,
+    source: revision.source,
+    trust: revision.trust,
+    status: revision.status,
+    contentSha256: revision.contentSha256,
+    packageKey: revision.packageKey,
+    packageBytes: revision.packageBytes,
+    fileCount: revision.fileCount,
+    bodyTokens: revision.bodyTokens,
+    createdAt: revision.createdAt.toISOString(),
+    authoredBy: revision.authoredBy,
+  };
+}
+
+function describeRevision(summary: SkillSummary): string {
+  const tools = summary.requiredTools.length > 0 ? summary.requiredTools.join(', ') : 'none';
+  return [
+    `${summary.name}@${summary.revision} (version ${summary.version}, ${summary.status}, ${summary.source}, ${summary.trust})`,
+    `  description: ${summary.description}`,
+    `  required tools: ${tools}`,
+    `  license: ${summary.license}; ${summary.fileCount} files, ${summary.packageBytes} bytes, body ${summary.bodyTokens} tokens`,
+    `  content_sha256: ${summary.contentSha256}`,
+  ].join('\n');
+}
+
+const installSourceSchema = z.enum(['operator', 'builtin']);
+const countSchema = z.string().regex(/^[0-9]{1,9}$/, 'must be a non-negative integer').transform(Number);
+
+/** Parse one CLI argument with zod, failing with a one-line reason that names the option. */
+function parseArgument<T>(schema: z.ZodType<T, string>, value: string, option: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    throw new Error(`invalid ${option} ${JSON.stringify(value)}: ${parsed.error.issues[0]?.message ?? 'invalid value'}`);
+  }
+  return parsed.data;
+}
+
+interface GlobalOptions {
+  tenant: string;
+  json: boolean;
+}
+
+async function withRepository<T>(
+  context: CliContext,
+  fn: (repository: SkillRepository) => Promise<T>,
+): Promise<T> {
+  const pool = await context.openPool();
+  return fn(createSkillRepository({ pool, defaultLicense: context.config.skillLicense }));
+}
+
+export function registerSkillsCommands(program: Command, context: CliContext): void {
+  const skills = program.command('skills').description('install, list, show, export and archive skill packages');
+
+  skills
+    .command('install')
+    .description('validate a skill package directory and install it as the next revision')
+    .argument('<dir>', 'the package directory (its name must equal the skill name)')
+    .addOption(new Option('--source <source>', 'who supplies the skill').choices(['operator', 'builtin']).default('operator'))
+    .option('--expected-revision <n>', 'install only if the latest revision is n (0: only if no active revision)')
+    .action(async (directory: string, options: { source: string; expectedRevision?: string }, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const source = parseArgument(installSourceSchema, options.source, '--source');
+      const expectedRevision =
+        options.expectedRevision === undefined
+          ? undefined
+          : parseArgument(countSchema, options.expectedRevision, '--expected-revision');
+      const skillPackage = await readPackageDirectory(directory);
+      const installed = await withRepository(context, (repository) =>
+        repository.install(tenant, skillPackage, { source, ...(expectedRevision === undefined ? {} : { expectedRevision }) }),
+      );
+      const summary = summarizeRevision(installed);
+      context.output.result(json, summary, () => `installed ${describeRevision(summary)}`);
+    });
+
+  skills
+    .command('list')
+    .description('list the newest active revision of every skill')
+    .option('--limit <n>', 'at most n skills', '100')
+    .action(async (options: { limit: string }, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const limit = parseArgument(countSchema, options.limit, '--limit');
+      const revisions = await withRepository(context, (repository) => repository.listActive(tenant, limit));
+      const summaries = revisions.map(summarizeRevision);
+      context.output.result(json, { skills: summaries }, () =>
+        summaries.length === 0
+          ? `no active skills in tenant ${tenant}`
+          : summaries.map((summary) => `${summary.name}@${summary.revision}  ${summary.version}  ${summary.description}`).join('\n'),
+      );
+    });
+
+  skills
+    .command('show')
+    .description('show one revision (NAME: newest active; NAME@REV: exactly that revision)')
+    .argument('<ref>', 'NAME or NAME@REV')
+    .action(async (ref: string, _options: unknown, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const revision = await withRepository(context, (repository) => repository.resolve(tenant, parseSkillRef(ref)));
+      const summary = summarizeRevision(revision);
+      context.output.result(json, { ...summary, body: revision.body }, () => `${describeRevision(summary)}\n\n${revision.body}`);
+    });
+
+  skills
+    .command('export')
+    .description('write a revision\'s package to OUT/<name>/ exactly as stored (re-installs to the same sha256)')
+    .argument('<ref>', 'NAME or NAME@REV')
+    .requiredOption('--out <dir>', 'the directory to write <name>/ into')
+    .option('--canonical', 'rewrite SKILL.md in the canonical agentskills.io shape (changes the sha256 of legacy-shaped packages)', false)
+    .action(async (ref: string, options: { out: string; canonical: boolean }, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const exported = await withRepository(context, async (repository) => {
+        const revision = await repository.resolve(tenant, parseSkillRef(ref));
+        const skillPackage = await readPackageArchive(await repository.readArchive(tenant, revision), revision.name);
+        return { revision, skillPackage };
+      });
+      const { revision, skillPackage } = exported;
+      if (options.canonical) {
+        skillPackage.files.set(
+          SKILL_MANIFEST_PATH,
+          new TextEncoder().encode(serializeSkillDocument(revision.manifest, revision.body)),
+        );
+      }
+      const target = resolve(options.out, revision.name);
+      const existing = await readdir(target).catch(() => []);
+      if (existing.length > 0) throw new Error(`${target} exists and is not empty; export into an empty directory`);
+      const files = [...skillPackage.files.keys()].sort();
+      for (const memberPath of files) {
+        const destination = join(target, checkMemberPath(memberPath));
+        await mkdir(dirname(destination), { recursive: true });
+        await writeFile(destination, skillPackage.files.get(memberPath) ?? new Uint8Array(), { flag: 'wx', mode: 0o644 });
+      }
+      const result = {
+        name: revision.name,
+        revision: revision.revision,
+        contentSha256: revision.contentSha256,
+        directory: target,
+        files,
+      };
+      context.output.result(json, result, () => `exported ${revision.name}@${revision.revision} (${files.length} files) to ${target}`);
+    });
+
+  skills
+    .command('archive')
+    .description('archive one revision: floating refs and the catalog skip it; pins to it still resolve')
+    .argument('<ref>', 'NAME@REV')
+    .action(async (ref: string, _options: unknown, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const parsed = parseSkillRef(ref);
+      const revision = parsed.revision;
+      if (revision === null) throw new Error(`archive needs NAME@REV, got ${JSON.stringify(ref)}`);
+      const archived = await withRepository(context, (repository) => repository.archive(tenant, parsed.name, revision));
+      const summary = summarizeRevision(archived);
+      context.output.result(json, summary, () => `archived ${summary.name}@${summary.revision}`);
+    });
+}

@@ -1,0 +1,70 @@
+import type { SkillPin } from './skill-ref.ts';
+
+/** Errors of the skill store that are not package validation failures. Each has a stable name. */
+export class SkillNotFound extends Error {
+  override readonly name = 'SkillNotFound';
+  readonly ref: string;
+  constructor(ref: string, reason = 'no such skill or revision') {
+    super(`skill ${JSON.stringify(ref)} not found: ${reason}`);
+    this.ref = ref;
+  }
+}
+
+export class SkillRevisionConflict extends Error {
+  override readonly name = 'SkillRevisionConflict';
+  readonly skillName: string;
+  readonly expectedRevision: number;
+  readonly currentRevision: number;
+  constructor(skillName: string, expectedRevision: number, currentRevision: number) {
+    super(
+      `skill ${JSON.stringify(skillName)} is at revision ${currentRevision}, expected revision ${expectedRevision}; nothing written`,
+    );
+    this.skillName = skillName;
+    this.expectedRevision = expectedRevision;
+    this.currentRevision = currentRevision;
+  }
+}
+
+export class SkillPinMismatch extends Error {
+  override readonly name = 'SkillPinMismatch';
+  readonly pin: SkillPin;
+  readonly actualSha256: string;
+  constructor(pin: SkillPin, actualSha256: string) {
+    super(
+      `skill pin ${pin.name}@${pin.revision} expects content_sha256 ${pin.contentSha256}, stored archive hashes to ${actualSha256}`,
+    );
+    this.pin = pin;
+    this.actualSha256 = actualSha256;
+  }
+}
+
+export class SkillSourceRefused extends Error {
+  override readonly name = 'SkillSourceRefused';
+  readonly source: string;
+  constructor(source: string) {
+    super(`skills with source ${source} are read-only and are never written to the store`);
+    this.source = source;
+  }
+}
+
+export class SkillSourceImmutable extends Error {
+  override readonly name = 'SkillSourceImmutable';
+  readonly skillName: string;
+  readonly existingSource: string;
+  readonly requestedSource: string;
+  constructor(skillName: string, existingSource: string, requestedSource: string) {
+    super(
+      `skill ${JSON.stringify(skillName)} has source ${existingSource}; an install under source ${requestedSource} is refused`,
+    );
+    this.skillName = skillName;
+    this.existingSource = existingSource;
+    this.requestedSource = requestedSource;
+  }
+}
+
+export class SkillProvenanceInvalid extends Error {
+  override readonly name = 'SkillProvenanceInvalid';
+  constructor(message: string) {
+    super(message);
+  }
+}

@@ -1,0 +1,88 @@
+import { lstat, readdir, readFile } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import {
+  SkillPackagePathEscape,
+  SkillPackageSymlink,
+  SkillPackageTooLarge,
+  SkillPackageTooManyFiles,
+  SkillPackageUnreadable,
+} from './validation-errors.ts';
+
+/** A skill package: the directory's name and its regular files by POSIX path relative to it. */
+export interface SkillPackage {
+  directoryName: string;
+  files: Map<string, Uint8Array>;
+}
+
+export const SKILL_MANIFEST_PATH = 'SKILL.md';
+export const PACKAGE_FILE_LIMIT = 64;
+export const PACKAGE_BYTE_LIMIT = 1_048_576;
+
+/**
+ * Refuse a member path that could land outside the package root: absolute paths, drive
+ * letters, backslashes, NUL, `..` segments, and empty or `.` segments. Returns the path.
+ */
+export function checkMemberPath(memberPath: string): string {
+  if (memberPath.length === 0) throw new SkillPackagePathEscape(memberPath, 'empty path');
+  if (memberPath.includes('\0')) throw new SkillPackagePathEscape(memberPath, 'contains NUL');
+  if (memberPath.includes('\\')) throw new SkillPackagePathEscape(memberPath, 'contains a backslash');
+  if (memberPath.startsWith('/')) throw new SkillPackagePathEscape(memberPath, 'absolute path');
+  if (/^[A-Za-z]:/.test(memberPath)) throw new SkillPackagePathEscape(memberPath, 'drive-letter path');
+  for (const segment of memberPath.split('/')) {
+    if (segment === '..') throw new SkillPackagePathEscape(memberPath, 'contains a .. segment');
+    if (segment === '' || segment === '.') throw new SkillPackagePathEscape(memberPath, 'empty or . segment');
+  }
+  return memberPath;
+}
+
+/** Total bytes of a package's files. */
+export function packageByteCount(skillPackage: SkillPackage): number {
+  let total = 0;
+  for (const content of skillPackage.files.values()) total += content.byteLength;
+  return total;
+}
+
+interface DirectoryEntry {
+  memberPath: string;
+  absolutePath: string;
+  size: number;
+}
+
+async function walk(root: string, relative: string, entries: DirectoryEntry[]): Promise<void> {
+  const directory = relative === '' ? root : join(root, relative);
+  const names = (await readdir(directory)).sort();
+  for (const entryName of names) {
+    const memberPath = relative === '' ? entryName : `${relative}/${entryName}`;
+    const absolutePath = join(root, memberPath);
+    const stats = await lstat(absolutePath);
+    if (stats.isSymbolicLink()) throw new SkillPackageSymlink(memberPath);
+    if (stats.isDirectory()) {
+      await walk(root, memberPath, entries);
+    } else if (stats.isFile()) {
+      entries.push({ memberPath: checkMemberPath(memberPath), absolutePath, size: stats.size });
+    } else {
+      throw new SkillPackageUnreadable(`member ${JSON.stringify(memberPath)} is not a regular file or directory`);
+    }
+  }
+}
+
+/**
+ * Read a package from a directory on disk. Uses lstat and never follows a symlink (a
+ * symlink anywhere in the tree is refused). Counts and sizes are checked before any
+ * content is read.
+ */
+export async function readPackageDirectory(directory: string): Promise<SkillPackage> {
+  const root = resolve(directory);
+  const rootStats = await lstat(root).catch(() => null);
+  if (rootStats === null) throw new SkillPackageUnreadable(`${directory} does not exist`);
+  if (rootStats.isSymbolicLink()) throw new SkillPackageSymlink('.');
+  if (!rootStats.isDirectory()) throw new SkillPackageUnreadable(`${directory} is not a directory`);
+  const entries: DirectoryEntry[] = [];
+  await walk(root, '', entries);
+  if (entries.length > PACKAGE_FILE_LIMIT) throw new SkillPackageTooManyFiles(entries.length);
+  const totalBytes = entries.reduce((sum, entry) => sum + entry.size, 0);
+  if (totalBytes > PACKAGE_BYTE_LIMIT) throw new SkillPackageTooLarge(totalBytes);
+  const files = new Map<string, Uint8Array>();
+  for (const entry of entries) files.set(entry.memberPath, new Uint8Array(await readFile(entry.absolutePath)));
+  return { directoryName: basename(root), files };
+}

@@ -1,0 +1,233 @@
+/**
+ * Every way a skill package can be refused. Each failure is a named subclass of
+ * `SkillValidationError` with a stable `name`, and carries the rule it broke, the field the
+ * rule is about, what was measured and the limit, so a caller can branch on `name` and a
+ * human reads "metadata block renders to 91 tokens, limit 75".
+ */
+export type MeasuredValue = string | number;
+
+export interface SkillValidationDetails {
+  rule: string;
+  field: string;
+  measured: MeasuredValue;
+  limit: MeasuredValue | null;
+}
+
+export abstract class SkillValidationError extends Error {
+  readonly rule: string;
+  readonly field: string;
+  readonly measured: MeasuredValue;
+  readonly limit: MeasuredValue | null;
+
+  protected constructor(message: string, details: SkillValidationDetails) {
+    super(message);
+    this.rule = details.rule;
+    this.field = details.field;
+    this.measured = details.measured;
+    this.limit = details.limit;
+  }
+}
+
+function quote(value: string): string {
+  return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+}
+
+export class SkillManifestInvalid extends SkillValidationError {
+  override readonly name = 'SkillManifestInvalid';
+  constructor(field: string, reason: string, measured: MeasuredValue = reason) {
+    super(`SKILL.md front matter is invalid at ${field}: ${reason}`, {
+      rule: 'manifest.shape',
+      field,
+      measured,
+      limit: null,
+    });
+  }
+}
+
+export class SkillNameInvalid extends SkillValidationError {
+  override readonly name = 'SkillNameInvalid';
+  constructor(skillName: string) {
+    super(`name ${quote(skillName)} does not match [a-z0-9]([a-z0-9-]{0,62}[a-z0-9])? without consecutive hyphens`, {
+      rule: 'name.pattern',
+      field: 'name',
+      measured: skillName,
+      limit: '[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?',
+    });
+  }
+}
+
+export class SkillNameDirectoryMismatch extends SkillValidationError {
+  override readonly name = 'SkillNameDirectoryMismatch';
+  constructor(skillName: string, directoryName: string) {
+    super(`name ${quote(skillName)} does not equal the directory name ${quote(directoryName)}`, {
+      rule: 'name.directory',
+      field: 'name',
+      measured: skillName,
+      limit: directoryName,
+    });
+  }
+}
+
+export class SkillNameNotUnique extends SkillValidationError {
+  override readonly name = 'SkillNameNotUnique';
+  constructor(skillName: string, activeRevision: number) {
+    super(
+      `name ${quote(skillName)} is not unique among the tenant's active skills (active revision ${activeRevision} exists)`,
+      { rule: 'name.unique', field: 'name', measured: skillName, limit: null },
+    );
+  }
+}
+
+export class SkillVersionInvalid extends SkillValidationError {
+  override readonly name = 'SkillVersionInvalid';
+  constructor(version: string) {
+    super(`version ${quote(version)} does not parse as semver`, {
+      rule: 'version.semver',
+      field: 'version',
+      measured: version,
+      limit: 'semver',
+    });
+  }
+}
+
+export class SkillDescriptionInvalid extends SkillValidationError {
+  override readonly name = 'SkillDescriptionInvalid';
+  constructor(length: number, hasLineBreak: boolean) {
+    super(
+      hasLineBreak
+        ? `description contains a line break (${length} characters); it must be one line of 1 to 500 characters`
+        : `description is ${length} characters, limit 1 to 500`,
+      {
+        rule: hasLineBreak ? 'description.single_line' : 'description.length',
+        field: 'description',
+        measured: length,
+        limit: 500,
+      },
+    );
+  }
+}
+
+export class SkillRequiredToolsInvalid extends SkillValidationError {
+  override readonly name = 'SkillRequiredToolsInvalid';
+  constructor(reason: 'count' | 'tool_name', measured: MeasuredValue) {
+    super(
+      reason === 'count'
+        ? `required_tools has ${measured} entries, limit 10`
+        : `required_tools entry ${quote(String(measured))} is not a dotted tool name`,
+      {
+        rule: reason === 'count' ? 'required_tools.count' : 'required_tools.tool_name',
+        field: 'required_tools',
+        measured,
+        limit: reason === 'count' ? 10 : '[A-Za-z_][A-Za-z0-9_-]*(\\.[A-Za-z_][A-Za-z0-9_-]*)*',
+      },
+    );
+  }
+}
+
+export class SkillBodyEmpty extends SkillValidationError {
+  override readonly name = 'SkillBodyEmpty';
+  constructor() {
+    super('body is 0 tokens after front matter, limit 1 to 3000', {
+      rule: 'body.tokens',
+      field: 'body',
+      measured: 0,
+      limit: 3000,
+    });
+  }
+}
+
+export class SkillBodyTooLong extends SkillValidationError {
+  override readonly name = 'SkillBodyTooLong';
+  constructor(tokens: number) {
+    super(`body is ${tokens} tokens after front matter, limit 3000`, {
+      rule: 'body.tokens',
+      field: 'body',
+      measured: tokens,
+      limit: 3000,
+    });
+  }
+}
+
+export class SkillMetadataTooLong extends SkillValidationError {
+  override readonly name = 'SkillMetadataTooLong';
+  constructor(tokens: number) {
+    super(`metadata block renders to ${tokens} tokens, limit 75`, {
+      rule: 'metadata.tokens',
+      field: 'metadata',
+      measured: tokens,
+      limit: 75,
+    });
+  }
+}
+
+export class SkillPackageTooManyFiles extends SkillValidationError {
+  override readonly name = 'SkillPackageTooManyFiles';
+  constructor(fileCount: number) {
+    super(`package has ${fileCount} files, limit 64`, {
+      rule: 'package.file_count',
+      field: 'package',
+      measured: fileCount,
+      limit: 64,
+    });
+  }
+}
+
+export class SkillPackageTooLarge extends SkillValidationError {
+  override readonly name = 'SkillPackageTooLarge';
+  constructor(totalBytes: number) {
+    super(`package is ${totalBytes} bytes, limit 1048576 (1 MiB)`, {
+      rule: 'package.bytes',
+      field: 'package',
+      measured: totalBytes,
+      limit: 1_048_576,
+    });
+  }
+}
+
+export class SkillPackageSymlink extends SkillValidationError {
+  override readonly name = 'SkillPackageSymlink';
+  constructor(memberPath: string) {
+    super(`package member ${quote(memberPath)} is a symlink or link; links are refused`, {
+      rule: 'package.no_symlink',
+      field: 'package',
+      measured: memberPath,
+      limit: null,
+    });
+  }
+}
+
+export class SkillPackagePathEscape extends SkillValidationError {
+  override readonly name = 'SkillPackagePathEscape';
+  constructor(memberPath: string, reason: string) {
+    super(`package member path ${quote(memberPath)} escapes the package root (${reason})`, {
+      rule: 'package.path_in_root',
+      field: 'package',
+      measured: memberPath,
+      limit: null,
+    });
+  }
+}
+
+export class SkillPackageMissingManifest extends SkillValidationError {
+  override readonly name = 'SkillPackageMissingManifest';
+  constructor(fileCount: number) {
+    super(`package has no SKILL.md at its root (${fileCount} files)`, {
+      rule: 'package.skill_md',
+      field: 'SKILL.md',
+      measured: fileCount,
+      limit: null,
+    });
+  }
+}
+
+export class SkillPackageUnreadable extends SkillValidationError {
+  override readonly name = 'SkillPackageUnreadable';
+  constructor(reason: string) {
+    super(`package archive cannot be read: ${reason}`, {
+      rule: 'package.archive',
+      field: 'package',
+      measured: reason,
+      limit: null,
+    });
+  }
+}

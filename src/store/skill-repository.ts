@@ -1,0 +1,372 @@
+import type pg from 'pg';
+import { z } from 'zod';
+import { contentSha256, createPackageArchive } from '../skills/package-archive.ts';
+import type { SkillManifest } from '../skills/skill-format.ts';
+import {
+  SkillNotFound,
+  SkillPinMismatch,
+  SkillProvenanceInvalid,
+  SkillRevisionConflict,
+  SkillSourceImmutable,
+  SkillSourceRefused,
+} from '../skills/skill-errors.ts';
+import type { SkillPackage } from '../skills/skill-package.ts';
+import { formatSkillRef, parseSkillRef, type SkillPin, type SkillRef } from '../skills/skill-ref.ts';
+import { SkillNameNotUnique } from '../skills/validation-errors.ts';
+import { validateSkillPackage } from '../skills/validator.ts';
+import { withTransaction, type Queryable } from './database.ts';
+import { countSkillPackages, getSkillPackage, putSkillPackage } from './skill-package-store.ts';
+
+/**
+ * SkillRepository: the only module with SQL for `skills` and `skill_revisions`.
+ * `install` is the only writer of revisions: validation (before the transaction — it is pure),
+ * then, in one short transaction, the identity row (created or locked FOR UPDATE), the source,
+ * compare-and-swap and uniqueness checks, the next revision number, the archive and the row.
+ */
+export const skillSourceSchema = z.enum(['builtin', 'operator', 'agent', 'mcp']);
+export type SkillSource = z.infer<typeof skillSourceSchema>;
+export type SkillStatus = 'active' | 'archived';
+export type TrustLevel = 'trusted_configuration' | 'external_untrusted';
+
+export const authoringContextSchema = z.object({
+  runId: z.string().min(1),
+  principalId: z.string().min(1),
+  invocationId: z.string().min(1),
+  idempotencyKey: z.string().min(1),
+});
+/** Who wrote a revision — present when and only when the source is `agent`. */
+export type AuthoringContext = z.infer<typeof authoringContextSchema>;
+
+export interface SkillRevision {
+  id: string;
+  skillId: string;
+  tenantId: string;
+  name: string;
+  revision: number;
+  manifest: SkillManifest;
+  body: string;
+  bodyTokens: number;
+  contentSha256: string;
+  packageKey: string;
+  packageBytes: number;
+  fileCount: number;
+  source: SkillSource;
+  trust: TrustLevel;
+  status: SkillStatus;
+  /** null for builtin/operator; runId may be null after governed session erasure. */
+  authoredBy: { runId: string | null; principalId: string; invocationId: string; idempotencyKey: string } | null;
+  archivedByInvocationId: string | null;
+  archiveIdempotencyKey: string | null;
+  createdAt: Date;
+}
+
+export interface InstallOptions {
+  source: SkillSource;
+  /** Compare-and-swap on the skill's latest revision; 0 means "create: no active revision may exist". */
+  expectedRevision?: number;
+  authoredBy?: AuthoringContext;
+  /**
+   * Runs inside the install transaction once the new revision's rows are written, so a caller's
+   * own rows (a procedure, a pass's install mark) commit or roll back with the revision.
+   * Not called when an agent install replays an invocation already recorded.
+   */
+  inTransaction?: (client: pg.PoolClient, installed: SkillRevision) => Promise<void>;
+}
+
+export interface ArchiveOptions {
+  archivedByInvocationId?: string;
+  archiveIdempotencyKey?: string;
+}
+
+export interface SkillRepository {
+  install(tenantId: string, skillPackage: SkillPackage, options: InstallOptions): Promise<SkillRevision>;
+  resolve(tenantId: string, ref: SkillRef | string): Promise<SkillRevision>;
+  listActive(tenantId: string, limit: number): Promise<SkillRevision[]>;
+  archive(tenantId: string, name: string, revision: number, options?: ArchiveOptions): Promise<SkillRevision>;
+  /** The stored archive of a revision, re-hashed against its recorded content_sha256. */
+  readArchive(tenantId: string, revision: SkillRevision): Promise<Uint8Array>;
+  /** Re-read every pinned archive; SkillPinMismatch on any digest that differs. */
+  verifyPins(tenantId: string, pins: readonly SkillPin[]): Promise<SkillRevision[]>;
+  countRows(tenantId: string): Promise<{ skills: number; revisions: number; packages: number }>;
+}
+
+export interface SkillRepositoryDependencies {
+  pool: pg.Pool;
+  /** License recorded for a SKILL.md that names none (config SKILLSMITH_SKILL_LICENSE). */
+  defaultLicense: string;
+}
+
+export function trustForSource(source: SkillSource): TrustLevel {
+  return source === 'builtin' || source === 'operator' ? 'trusted_configuration' : 'external_untrusted';
+}
+
+interface RevisionRow {
+  id: string;
+  skill_id: string;
+  tenant_id: string;
+  name: string;
+  revision: number;
+  manifest: SkillManifest;
+  body: string;
+  body_tokens: number;
+  content_sha256: string;
+  package_key: string;
+  package_bytes: string;
+  file_count: number;
+  source: SkillSource;
+  trust: TrustLevel;
+  status: SkillStatus;
+  authored_by_run_id: string | null;
+  authored_by_principal_id: string | null;
+  authored_by_invocation_id: string | null;
+  authoring_idempotency_key: string | null;
+  archived_by_invocation_id: string | null;
+  archive_idempotency_key: string | null;
+  created_at: Date;
+}
+
+const REVISION_COLUMNS = `r.id, r.skill_id, r.tenant_id, r.name, r.revision, r.manifest, r.body, r.body_tokens,
+  r.content_sha256, r.package_key, r.package_bytes::text AS package_bytes, r.file_count, s.source, r.trust,
+  r.status, r.authored_by_run_id, r.authored_by_principal_id, r.authored_by_invocation_id,
+  r.authoring_idempotency_key, r.archived_by_invocation_id, r.archive_idempotency_key, r.created_at`;
+
+function toRevision(row: RevisionRow): SkillRevision {
+  const authoredBy =
+    row.authored_by_principal_id !== null && row.authored_by_invocation_id !== null && row.authoring_idempotency_key !== null
+      ? {
+          runId: row.authored_by_run_id,
+          principalId: row.authored_by_principal_id,
+          invocationId: row.authored_by_invocation_id,
+          idempotencyKey: row.authoring_idempotency_key,
+        }
+      : null;
+  return {
+    id: row.id,
+    skillId: row.skill_id,
+    tenantId: row.tenant_id,
+    name: row.name,
+    revision: row.revision,
+    manifest: row.manifest,
+    body: row.body,
+    bodyTokens: row.body_tokens,
+    contentSha256: row.content_sha256,
+    packageKey: row.package_key,
+    packageBytes: Number(row.package_bytes),
+    fileCount: row.file_count,
+    source: row.source,
+    trust: row.trust,
+    status: row.status,
+    authoredBy,
+    archivedByInvocationId: row.archived_by_invocation_id,
+    archiveIdempotencyKey: row.archive_idempotency_key,
+    createdAt: row.created_at,
+  };
+}
+
+async function selectRevision(
+  db: Queryable,
+  tenantId: string,
+  name: string,
+  revision: number | null,
+): Promise<SkillRevision | null> {
+  const result =
+    revision === null
+      ? await db.query<RevisionRow>(
+          `SELECT ${REVISION_COLUMNS} FROM skill_revisions r JOIN skills s ON s.id = r.skill_id AND s.tenant_id = r.tenant_id
+           WHERE r.tenant_id = $1 AND r.name = $2 AND r.status = 'active'
+           ORDER BY r.revision DESC LIMIT 1`,
+          [tenantId, name],
+        )
+      : await db.query<RevisionRow>(
+          `SELECT ${REVISION_COLUMNS} FROM skill_revisions r JOIN skills s ON s.id = r.skill_id AND s.tenant_id = r.tenant_id
+           WHERE r.tenant_id = $1 AND r.name = $2 AND r.revision = $3`,
+          [tenantId, name, revision],
+        );
+  const row = result.rows[0];
+  return row ? toRevision(row) : null;
+}
+
+function checkProvenance(options: InstallOptions): void {
+  if (options.source === 'agent') {
+    const parsed = authoringContextSchema.safeParse(options.authoredBy);
+    if (!parsed.success) {
+      throw new SkillProvenanceInvalid('an agent-authored skill requires authoredBy {runId, principalId, invocationId, idempotencyKey}');
+    }
+  } else if (options.authoredBy !== undefined) {
+    throw new SkillProvenanceInvalid(`authoredBy is recorded only for source agent, not ${options.source}`);
+  }
+}
+
+export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryDependencies): SkillRepository {
+  async function install(tenantId: string, skillPackage: SkillPackage, options: InstallOptions): Promise<SkillRevision> {
+    const source = skillSourceSchema.parse(options.source);
+    if (source === 'mcp') throw new SkillSourceRefused(source);
+    checkProvenance(options);
+    const validated = validateSkillPackage(skillPackage, { defaultLicense });
+    const archiveBytes = await createPackageArchive(skillPackage);
+    const { manifest } = validated;
+    const authoredBy = options.authoredBy ?? null;
+
+    return withTransaction(pool, async (client) => {
+      if (authoredBy !== null) {
+        const replay = await client.query<{ name: string; revision: number }>(
+          `SELECT name, revision FROM skill_revisions WHERE tenant_id = $1 AND authored_by_invocation_id = $2`,
+          [tenantId, authoredBy.invocationId],
+        );
+        const previous = replay.rows[0];
+        if (previous) {
+          const existing = await selectRevision(client, tenantId, previous.name, previous.revision);
+          if (existing) return existing;
+        }
+      }
+      await client.query(
+        `INSERT INTO skills (tenant_id, name, source) VALUES ($1, $2, $3) ON CONFLICT (tenant_id, name) DO NOTHING`,
+        [tenantId, manifest.name, source],
+      );
+      const identity = await client.query<{ id: string; source: SkillSource; latest_revision: number }>(
+        `SELECT id, source, latest_revision FROM skills WHERE tenant_id = $1 AND name = $2 FOR UPDATE`,
+        [tenantId, manifest.name],
+      );
+      const skill = identity.rows[0];
+      if (!skill) throw new Error(`skill identity row for ${manifest.name} vanished inside its transaction`);
+      if (skill.source !== source) throw new SkillSourceImmutable(manifest.name, skill.source, source);
+      if (options.expectedRevision === 0) {
+        const active = await client.query<{ revision: number }>(
+          `SELECT revision FROM skill_revisions WHERE tenant_id = $1 AND skill_id = $2 AND status = 'active'
+           ORDER BY revision DESC LIMIT 1`,
+          [tenantId, skill.id],
+        );
+        const activeRevision = active.rows[0];
+        if (activeRevision) throw new SkillNameNotUnique(manifest.name, activeRevision.revision);
+      } else if (options.expectedRevision !== undefined && options.expectedRevision !== skill.latest_revision) {
+        throw new SkillRevisionConflict(manifest.name, options.expectedRevision, skill.latest_revision);
+      }
+      const revision = skill.latest_revision + 1;
+      const stored = await putSkillPackage(client, tenantId, skill.id, revision, archiveBytes);
+      await client.query(
+        `INSERT INTO skill_revisions (tenant_id, skill_id, name, revision, version, description, required_tools,
+           license, manifest, body, body_tokens, content_sha256, package_key, package_bytes, file_count, trust, status,
+           authored_by_run_id, authored_by_principal_id, authored_by_invocation_id, authoring_idempotency_key)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 'active', $17, $18, $19, $20)`,
+        [
+          tenantId,
+          skill.id,
+          manifest.name,
+          revision,
+          manifest.version,
+          manifest.description,
+          JSON.stringify(manifest.requiredTools),
+          manifest.license,
+          JSON.stringify(manifest),
+          validated.body,
+          validated.bodyTokens,
+          stored.contentSha256,
+          stored.key,
+          validated.packageBytes,
+          validated.fileCount,
+          trustForSource(source),
+          authoredBy?.runId ?? null,
+          authoredBy?.principalId ?? null,
+          authoredBy?.invocationId ?? null,
+          authoredBy?.idempotencyKey ?? null,
+        ],
+      );
+      await client.query(`UPDATE skills SET latest_revision = $3 WHERE tenant_id = $1 AND id = $2`, [
+        tenantId,
+        skill.id,
+        revision,
+      ]);
+      const installed = await selectRevision(client, tenantId, manifest.name, revision);
+      if (!installed) throw new Error(`revision ${manifest.name}@${revision} not readable after insert`);
+      await options.inTransaction?.(client, installed);
+      return installed;
+    });
+  }
+
+  async function resolve(tenantId: string, ref: SkillRef | string): Promise<SkillRevision> {
+    const parsed = typeof ref === 'string' ? parseSkillRef(ref) : ref;
+    const found = await selectRevision(pool, tenantId, parsed.name, parsed.revision);
+    if (!found) {
+      throw new SkillNotFound(
+        formatSkillRef(parsed),
+        parsed.revision === null ? 'no active revision' : 'no such skill or revision',
+      );
+    }
+    return found;
+  }
+
+  async function listActive(tenantId: string, limit: number): Promise<SkillRevision[]> {
+    const result = await pool.query<RevisionRow>(
+      `SELECT DISTINCT ON (r.name) ${REVISION_COLUMNS}
+       FROM skill_revisions r JOIN skills s ON s.id = r.skill_id AND s.tenant_id = r.tenant_id
+       WHERE r.tenant_id = $1 AND r.status = 'active'
+       ORDER BY r.name, r.revision DESC
+       LIMIT $2`,
+      [tenantId, limit],
+    );
+    return result.rows.map(toRevision);
+  }
+
+  async function archive(
+    tenantId: string,
+    name: string,
+    revision: number,
+    options: ArchiveOptions = {},
+  ): Promise<SkillRevision> {
+    const result = await pool.query<{ id: string }>(
+      `UPDATE skill_revisions
+       SET status = 'archived',
+           archived_by_invocation_id = $4,
+           archive_idempotency_key = $5
+       WHERE tenant_id = $1 AND name = $2 AND revision = $3 AND status = 'active'
+       RETURNING id`,
+      [tenantId, name, revision, options.archivedByInvocationId ?? null, options.archiveIdempotencyKey ?? null],
+    );
+    const found = await selectRevision(pool, tenantId, name, revision);
+    if (!found) throw new SkillNotFound(`${name}@${revision}`);
+    if (result.rowCount === 0 && found.status !== 'archived') {
+      throw new Error(`revision ${name}@${revision} could not be archived`);
+    }
+    return found;
+  }
+
+  async function readArchive(tenantId: string, revision: SkillRevision): Promise<Uint8Array> {
+    const bytes = await getSkillPackage(pool, tenantId, revision.packageKey);
+    const actual = contentSha256(bytes);
+    if (actual !== revision.contentSha256) {
+      throw new SkillPinMismatch(
+        { name: revision.name, revision: revision.revision, contentSha256: revision.contentSha256 },
+        actual,
+      );
+    }
+    return bytes;
+  }
+
+  async function verifyPins(tenantId: string, pins: readonly SkillPin[]): Promise<SkillRevision[]> {
+    const verified: SkillRevision[] = [];
+    for (const pin of pins) {
+      const revision = await resolve(tenantId, { name: pin.name, revision: pin.revision });
+      const actual = contentSha256(await getSkillPackage(pool, tenantId, revision.packageKey));
+      if (actual !== pin.contentSha256) throw new SkillPinMismatch(pin, actual);
+      if (revision.contentSha256 !== pin.contentSha256) throw new SkillPinMismatch(pin, revision.contentSha256);
+      verified.push(revision);
+    }
+    return verified;
+  }
+
+  async function countRows(tenantId: string): Promise<{ skills: number; revisions: number; packages: number }> {
+    const result = await pool.query<{ skills: string; revisions: string }>(
+      `SELECT (SELECT count(*) FROM skills WHERE tenant_id = $1)::text AS skills,
+              (SELECT count(*) FROM skill_revisions WHERE tenant_id = $1)::text AS revisions`,
+      [tenantId],
+    );
+    const row = result.rows[0];
+    return {
+      skills: Number(row?.skills ?? 0),
+      revisions: Number(row?.revisions ?? 0),
+      packages: await countSkillPackages(pool, tenantId),
+    };
+  }
+
+  return { install, resolve, listActive, archive, readArchive, verifyPins, countRows };
+}

@@ -1,0 +1,175 @@
+import { describe, expect, it } from 'vitest';
+import { countTokens } from '../../src/skills/token-count.ts';
+import {
+  SkillBodyEmpty,
+  SkillBodyTooLong,
+  SkillDescriptionInvalid,
+  SkillManifestInvalid,
+  SkillMetadataTooLong,
+  SkillNameDirectoryMismatch,
+  SkillNameInvalid,
+  SkillPackageMissingManifest,
+  SkillPackagePathEscape,
+  SkillPackageTooLarge,
+  SkillPackageTooManyFiles,
+  SkillRequiredToolsInvalid,
+  SkillValidationError,
+  SkillVersionInvalid,
+} from '../../src/skills/validation-errors.ts';
+import { validateSkillPackage } from '../../src/skills/validator.ts';
+import { rawPackage, skillPackage } from './skill-fixtures.ts';
+
+const options = { defaultLicense: 'Apache-2.0' };
+
+function rejection(run: () => unknown): SkillValidationError {
+  try {
+    run();
+  } catch (error) {
+    expect(error).toBeInstanceOf(SkillValidationError);
+    return error as SkillValidationError;
+  }
+  throw new Error('expected a SkillValidationError');
+}
+
+describe('validateSkillPackage', () => {
+  it('accepts a valid package and reports what install records', () => {
+    const validated = validateSkillPackage(skillPackage({}, { extraFiles: { 'references/a.md': 'x' } }), options);
+    expect(validated.manifest.name).toBe('repository-analysis');
+    expect(validated.fileCount).toBe(2);
+    expect(validated.bodyTokens).toBe(countTokens('# Instructions\n\n1. Read.'));
+    expect(validated.metadataTokens).toBeLessThanOrEqual(75);
+  });
+
+  it("accepts the 002 spec's own example, folding its two-line plain description into one line", () => {
+    const text = [
+      '---',
+      'name: repository-analysis',
+      'version: 1.0.0',
+      "description: Analyze a code repository's structure, dependencies,",
+      '  and test coverage, and produce a written summary.',
+      'required_tools:',
+      '  - workspace.read_text',
+      '  - workspace.list_files',
+      '  - sandbox.run_command',
+      '---',
+      '',
+      '# Instructions',
+      '',
+      '...',
+    ].join('\n');
+    const validated = validateSkillPackage(rawPackage('repository-analysis', text), options);
+    expect(validated.manifest.description).toBe(
+      "Analyze a code repository's structure, dependencies, and test coverage, and produce a written summary.",
+    );
+    expect(validated.manifest.requiredTools).toHaveLength(3);
+  });
+
+  it.each(['Upper', '-lead', 'trail-', 'a--b', 'a_b', 'a'.repeat(65), ''])('refuses the name %j as SkillNameInvalid', (name) => {
+    const error = rejection(() => validateSkillPackage(skillPackage({ name }, { directoryName: name || 'x' }), options));
+    expect(error).toBeInstanceOf(SkillNameInvalid);
+    expect(error.name).toBe('SkillNameInvalid');
+    expect(error.rule).toBe('name.pattern');
+    expect(error.message).toContain(JSON.stringify(name));
+  });
+
+  it('accepts a 64-character name', () => {
+    const name = `a${'b'.repeat(62)}c`;
+    expect(validateSkillPackage(skillPackage({ name }), options).manifest.name).toBe(name);
+  });
+
+  it('refuses a name that differs from the directory name', () => {
+    const error = rejection(() => validateSkillPackage(skillPackage({}, { directoryName: 'other-dir' }), options));
+    expect(error).toBeInstanceOf(SkillNameDirectoryMismatch);
+    expect(error.message).toContain('"other-dir"');
+    expect(error.measured).toBe('repository-analysis');
+  });
+
+  it.each(['1.0', 'v1', 'latest', '1.0.0.0'])('refuses the version %j as SkillVersionInvalid', (version) => {
+    const error = rejection(() => validateSkillPackage(skillPackage({ version }), options));
+    expect(error).toBeInstanceOf(SkillVersionInvalid);
+    expect(error.message).toContain(version);
+  });
+
+  it('refuses an empty, a 501-character and a multi-line description with the measured length', () => {
+    const long = rejection(() => validateSkillPackage(skillPackage({ description: 'x'.repeat(501) }), options));
+    expect(long).toBeInstanceOf(SkillDescriptionInvalid);
+    expect(long.message).toContain('501 characters');
+    expect(long.measured).toBe(501);
+    const empty = rejection(() => validateSkillPackage(skillPackage({ description: '' }), options));
+    expect(empty.message).toContain('0 characters');
+    const multiLine = rejection(() => validateSkillPackage(skillPackage({ description: 'one\ntwo' }), options));
+    expect(multiLine).toBeInstanceOf(SkillDescriptionInvalid);
+    expect(multiLine.rule).toBe('description.single_line');
+  });
+
+  it('measures a 500-character description against the metadata rule, not the length rule', () => {
+    const error = rejection(() => validateSkillPackage(skillPackage({ description: 'é'.repeat(500) }), options));
+    expect(error).toBeInstanceOf(SkillMetadataTooLong);
+  });
+
+  it('refuses eleven required tools and a tool name that is not dotted identifiers', () => {
+    const tools = Array.from({ length: 11 }, (_, index) => `t${index}`);
+    const many = rejection(() => validateSkillPackage(skillPackage({ requiredTools: tools, description: 'x' }), options));
+    expect(many).toBeInstanceOf(SkillRequiredToolsInvalid);
+    expect(many.message).toContain('11 entries, limit 10');
+    const badName = rejection(() => validateSkillPackage(skillPackage({ requiredTools: ['workspace..read'] }), options));
+    expect(badName.message).toContain('"workspace..read"');
+    expect(badName.rule).toBe('required_tools.tool_name');
+  });
+
+  it('refuses an empty body and a body over 3,000 tokens with the measured count', () => {
+    const empty = rejection(() =>
+      validateSkillPackage(rawPackage('a', '---\nname: a\ndescription: d\nversion: 1.0.0\n---\n   \n'), options),
+    );
+    expect(empty).toBeInstanceOf(SkillBodyEmpty);
+    const body = 'word '.repeat(3001);
+    const tokens = countTokens(body.trimEnd());
+    const long = rejection(() => validateSkillPackage(skillPackage({}, { body }), options));
+    expect(long).toBeInstanceOf(SkillBodyTooLong);
+    expect(long.name).toBe('SkillBodyTooLong');
+    expect(long.message).toBe(`body is ${tokens} tokens after front matter, limit 3000`);
+    expect(long.measured).toBe(tokens);
+    expect(long.limit).toBe(3000);
+  });
+
+  it('refuses a metadata block over 75 tokens with the measured count', () => {
+    const description = 'Analyze repositories thoroughly and carefully, '.repeat(8).trim();
+    const error = rejection(() => validateSkillPackage(skillPackage({ description }), options));
+    expect(error).toBeInstanceOf(SkillMetadataTooLong);
+    expect(error.message).toMatch(/^metadata block renders to \d+ tokens, limit 75$/);
+    expect(Number(error.measured)).toBeGreaterThan(75);
+  });
+
+  it('refuses more than 64 files and more than 1 MiB', () => {
+    const extraFiles: Record<string, string> = {};
+    for (let index = 0; index < 64; index += 1) extraFiles[`references/${index}.md`] = 'x';
+    const many = rejection(() => validateSkillPackage(skillPackage({}, { extraFiles }), options));
+    expect(many).toBeInstanceOf(SkillPackageTooManyFiles);
+    expect(many.message).toContain('65 files, limit 64');
+    const large = rejection(() =>
+      validateSkillPackage(skillPackage({}, { extraFiles: { 'references/big.bin': new Uint8Array(1_048_576) } }), options),
+    );
+    expect(large).toBeInstanceOf(SkillPackageTooLarge);
+    expect(large.measured).toBeGreaterThan(1_048_576);
+  });
+
+  it.each(['../escape.md', '/etc/passwd', 'references\\x.md', 'a/../../b', 'nul\0.md', 'C:/x'])(
+    'refuses the member path %j as SkillPackagePathEscape',
+    (path) => {
+      const error = rejection(() => validateSkillPackage(skillPackage({}, { extraFiles: { [path]: 'x' } }), options));
+      expect(error).toBeInstanceOf(SkillPackagePathEscape);
+      expect(error.message).toContain('escapes the package root');
+    },
+  );
+
+  it('refuses a package without SKILL.md and a SKILL.md that is not UTF-8', () => {
+    const missing = rejection(() =>
+      validateSkillPackage({ directoryName: 'a', files: new Map([['README.md', new Uint8Array([1])]]) }, options),
+    );
+    expect(missing).toBeInstanceOf(SkillPackageMissingManifest);
+    const binary = rejection(() =>
+      validateSkillPackage({ directoryName: 'a', files: new Map([['SKILL.md', new Uint8Array([0xff, 0xfe])]]) }, options),
+    );
+    expect(binary).toBeInstanceOf(SkillManifestInvalid);
+  });
+});
