@@ -1,0 +1,233 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+
+/**
+ * The run report contract (DESIGN.md, "Contracts"): what an agent runtime reports when a run
+ * finishes. One schema for every entry point — the JSONL ingest CLI today, the Temporal
+ * intake signal and the HTTP API later. Objects are strict: an unknown field is an error,
+ * never silently dropped.
+ */
+
+export const DEFAULT_TENANT_ID = 'default';
+export const TENANT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+export const MAX_TOOL_CALLS = 500;
+export const MAX_GOAL_CHARS = 2000;
+export const MAX_RESULT_SUMMARY_CHARS = 4000;
+export const MAX_ARGS_BYTES = 64 * 1024;
+/** Postgres rejects very deep JSON documents (stack depth); refuse them up front. */
+export const MAX_ARGS_DEPTH = 100;
+
+/** An identifier (`search`, `mcp__github__open_pr`) or a dotted name (`ci.logs.fetch`). */
+export const TOOL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*$/;
+
+const NUL_CHARACTER = /\u0000/;
+const UNPAIRED_SURROGATE = /\p{Cs}/u;
+
+/**
+ * Reason a string cannot be stored verbatim in a Postgres text or jsonb value, or null.
+ * Every other character — control characters, escape sequences, prompt-injection text — is
+ * data and is kept exactly as reported.
+ */
+export function unstorableTextReason(value: string): string | null {
+  if (NUL_CHARACTER.test(value)) return 'contains a NUL character (U+0000), which Postgres text cannot store';
+  if (UNPAIRED_SURROGATE.test(value)) return 'contains an unpaired UTF-16 surrogate (not valid Unicode)';
+  return null;
+}
+
+/** A string that Postgres can store byte-for-byte. */
+function storableString() {
+  return z.string().superRefine((value, context) => {
+    const reason = unstorableTextReason(value);
+    if (reason !== null) context.addIssue({ code: 'custom', message: reason });
+  });
+}
+
+const isoTimestamp = () =>
+  z.iso.datetime({ offset: true, message: 'must be an ISO-8601 timestamp with a time zone (e.g. 2026-01-31T12:00:00Z)' });
+
+/** Finds the first value inside a JSON document that Postgres jsonb cannot store. */
+function unstorableJsonReason(value: unknown, depth: number): string | null {
+  if (depth > MAX_ARGS_DEPTH) return `nested deeper than ${MAX_ARGS_DEPTH} levels`;
+  if (typeof value === 'string') return unstorableTextReason(value);
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      const reason = unstorableJsonReason(item, depth + 1);
+      if (reason !== null) return reason;
+    }
+    return null;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, item] of Object.entries(value)) {
+      const keyReason = unstorableTextReason(key);
+      if (keyReason !== null) return `key ${JSON.stringify(key)} ${keyReason}`;
+      const reason = unstorableJsonReason(item, depth + 1);
+      if (reason !== null) return reason;
+    }
+  }
+  return null;
+}
+
+const toolArgsSchema = z.record(z.string(), z.unknown()).superRefine((args, context) => {
+  const bytes = Buffer.byteLength(JSON.stringify(args), 'utf8');
+  if (bytes > MAX_ARGS_BYTES) {
+    context.addIssue({ code: 'custom', message: `is ${bytes} bytes as JSON; the limit is ${MAX_ARGS_BYTES}` });
+    return;
+  }
+  const reason = unstorableJsonReason(args, 0);
+  if (reason !== null) context.addIssue({ code: 'custom', message: reason });
+});
+
+export const toolCallSchema = z.strictObject({
+  tool: z
+    .string()
+    .max(128)
+    .regex(TOOL_NAME_PATTERN, 'must be an identifier or a dotted name (e.g. ci.logs.fetch)'),
+  args: toolArgsSchema.optional(),
+  resultSummary: storableString().max(MAX_RESULT_SUMMARY_CHARS).optional(),
+  success: z.boolean(),
+  error: storableString().optional(),
+  durationMs: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+  at: isoTimestamp().optional(),
+});
+
+export const skillPinSchema = z.strictObject({
+  name: storableString().min(1).max(128),
+  /** Platform-assigned revision; MCP-sourced skills pin revision 0. */
+  revision: z.number().int().min(0),
+  contentSha256: z.string().regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters'),
+});
+
+export const runReportSchema = z
+  .strictObject({
+    tenantId: z
+      .string()
+      .regex(TENANT_ID_PATTERN, 'must match [a-z0-9][a-z0-9_-]{0,62}')
+      .default(DEFAULT_TENANT_ID),
+    agentId: storableString().min(1).max(128),
+    runId: storableString().min(1).max(128),
+    sessionId: storableString().min(1).max(128).optional(),
+    goal: storableString().min(1).max(MAX_GOAL_CHARS),
+    status: z.enum(['completed', 'failed', 'cancelled']),
+    startedAt: isoTimestamp(),
+    completedAt: isoTimestamp(),
+    originTrust: z.enum(['operator', 'user', 'untrusted']).default('user'),
+    skillPins: z.array(skillPinSchema).default([]),
+    toolCalls: z.array(toolCallSchema).max(MAX_TOOL_CALLS),
+  })
+  .superRefine((report, context) => {
+    if (Date.parse(report.completedAt) < Date.parse(report.startedAt)) {
+      context.addIssue({ code: 'custom', path: ['completedAt'], message: 'is earlier than startedAt' });
+    }
+  })
+  .transform((report) => ({ ...report, sessionId: report.sessionId ?? report.runId }));
+
+/** A validated run report with every default applied (sessionId, tenantId, originTrust, skillPins). */
+export type RunReport = z.infer<typeof runReportSchema>;
+/** What a runtime may send: the schema's input, with its optional fields. */
+export type RunReportInput = z.input<typeof runReportSchema>;
+export type ToolCall = RunReport['toolCalls'][number];
+export type SkillPin = RunReport['skillPins'][number];
+export type RunStatus = RunReport['status'];
+
+export interface RunReportIssue {
+  /** A readable field path: `toolCalls[3].tool`, or `(report)` for the whole value. */
+  path: string;
+  reason: string;
+}
+
+export function formatIssuePath(path: ReadonlyArray<PropertyKey>): string {
+  let formatted = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') formatted += `[${segment}]`;
+    else formatted += formatted === '' ? String(segment) : `.${String(segment)}`;
+  }
+  return formatted === '' ? '(report)' : formatted;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): RunReportIssue[] {
+  const path = formatIssuePath(issue.path);
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => ({
+      path: path === '(report)' ? key : `${path}.${key}`,
+      reason: 'unknown field',
+    }));
+  }
+  if (issue.code === 'invalid_type' && issue.input === undefined) {
+    return [{ path, reason: `is required (expected ${issue.expected})` }];
+  }
+  if (issue.code === 'too_big' && issue.origin === 'array') {
+    const count = Array.isArray(issue.input) ? ` (got ${issue.input.length})` : '';
+    return [{ path, reason: `has more than ${String(issue.maximum)} items${count}` }];
+  }
+  if (issue.code === 'too_big' && issue.origin === 'string') {
+    const length = typeof issue.input === 'string' ? ` (got ${issue.input.length})` : '';
+    return [{ path, reason: `is longer than ${String(issue.maximum)} characters${length}` }];
+  }
+  return [{ path, reason: issue.message }];
+}
+
+/** Turns zod issues into `{ path: "toolCalls[3].tool", reason }`, one entry per problem. */
+export function formatRunReportIssues(error: z.ZodError): RunReportIssue[] {
+  return error.issues.flatMap((issue) => describeIssue(issue));
+}
+
+export type RunReportParseResult =
+  | { success: true; report: RunReport }
+  | { success: false; issues: RunReportIssue[] };
+
+/** Validates an already-decoded value (e.g. one JSON line, a signal payload, a request body). */
+export function parseRunReport(value: unknown): RunReportParseResult {
+  // The contract caps tool calls at 500; a report with 10k of them is refused by its count
+  // alone instead of validating (and listing problems in) every one of them.
+  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+    const toolCalls = (value as { toolCalls?: unknown }).toolCalls;
+    if (Array.isArray(toolCalls) && toolCalls.length > MAX_TOOL_CALLS) {
+      return {
+        success: false,
+        issues: [{ path: 'toolCalls', reason: `has more than ${MAX_TOOL_CALLS} items (got ${toolCalls.length})` }],
+      };
+    }
+  }
+  const result = runReportSchema.safeParse(value, { reportInput: true });
+  if (result.success) return { success: true, report: result.data };
+  return { success: false, issues: formatRunReportIssues(result.error) };
+}
+
+function normalizeTimestamp(value: string): string {
+  return new Date(value).toISOString();
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map((item) => sortKeys(item));
+  if (value !== null && typeof value === 'object') {
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(value).sort()) {
+      const item = (value as Record<string, unknown>)[key];
+      if (item !== undefined) sorted[key] = sortKeys(item);
+    }
+    return sorted;
+  }
+  return value;
+}
+
+/**
+ * The canonical JSON of a validated report: defaults applied, timestamps normalised to UTC
+ * with millisecond precision (what the database keeps), keys sorted at every level. Two
+ * reports of the same run are "the same content" exactly when their canonical forms match.
+ */
+export function canonicalRunReportJson(report: RunReport): string {
+  const normalized = {
+    ...report,
+    startedAt: normalizeTimestamp(report.startedAt),
+    completedAt: normalizeTimestamp(report.completedAt),
+    toolCalls: report.toolCalls.map((call) => ({
+      ...call,
+      at: call.at === undefined ? undefined : normalizeTimestamp(call.at),
+    })),
+  };
+  return JSON.stringify(sortKeys(normalized));
+}
+
+export function runReportSha256(report: RunReport): string {
+  return createHash('sha256').update(canonicalRunReportJson(report), 'utf8').digest('hex');
+}

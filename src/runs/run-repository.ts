@@ -1,0 +1,274 @@
+import type pg from 'pg';
+import { withTransaction, type Queryable } from '../store/database.ts';
+import { runReportSha256, type RunReport, type RunStatus } from './run-report.ts';
+
+/**
+ * The only module with SQL for `runs` and `tool_calls`. Every statement filters by tenant.
+ *
+ * Ingestion is an idempotent upsert on (tenant, runId): the same content again changes
+ * nothing ("unchanged"); different content under a stored runId is refused with
+ * `RunConflict` and nothing in that batch is written. A batch is one short transaction
+ * (the embedded database runs one transaction at a time).
+ */
+
+/** A run was re-reported with content that differs from what is stored. Never retried. */
+export class RunConflict extends Error {
+  override readonly name = 'RunConflict';
+  constructor(
+    readonly tenantId: string,
+    readonly runIds: readonly string[],
+  ) {
+    const shown = runIds.slice(0, 5).map((runId) => JSON.stringify(runId)).join(', ');
+    const more = runIds.length > 5 ? ` and ${runIds.length - 5} more` : '';
+    super(
+      `run ${shown}${more} in tenant ${JSON.stringify(tenantId)} ` +
+        `${runIds.length === 1 ? 'was' : 'were'} already ingested with different content; a reported run cannot change`,
+    );
+  }
+}
+
+export interface UpsertRunsResult {
+  /** Run ids written by this call. */
+  inserted: string[];
+  /** Run ids already stored with identical content (nothing written). */
+  unchanged: string[];
+}
+
+export interface StoredRunHash {
+  runId: string;
+  contentSha256: string;
+}
+
+function nullable<T>(value: T | undefined): T | null {
+  return value === undefined ? null : value;
+}
+
+/** The stored content hashes of those of `runIds` that exist in the tenant. */
+export async function findStoredRunHashes(
+  db: Queryable,
+  tenantId: string,
+  runIds: readonly string[],
+): Promise<StoredRunHash[]> {
+  if (runIds.length === 0) return [];
+  const { rows } = await db.query<{ run_id: string; content_sha256: string }>(
+    'SELECT run_id, content_sha256 FROM runs WHERE tenant_id = $1 AND run_id = ANY($2::text[])',
+    [tenantId, runIds],
+  );
+  return rows.map((row) => ({ runId: row.run_id, contentSha256: row.content_sha256 }));
+}
+
+/**
+ * Inserts the runs of one tenant that are not stored yet, with their tool calls, in one
+ * transaction: a multi-row INSERT … ON CONFLICT DO NOTHING, then a hash comparison for the
+ * rows that already existed. Throws `RunConflict` (and writes nothing) when any run differs.
+ */
+export async function upsertRuns(
+  pool: pg.Pool,
+  tenantId: string,
+  reports: readonly RunReport[],
+): Promise<UpsertRunsResult> {
+  if (reports.length === 0) return { inserted: [], unchanged: [] };
+  const hashes = new Map<string, string>();
+  const batch: { report: RunReport; contentSha256: string }[] = [];
+  const conflictsInBatch: string[] = [];
+  for (const report of reports) {
+    if (report.tenantId !== tenantId) {
+      throw new RangeError(`upsertRuns(${tenantId}) was given run ${report.runId} of tenant ${report.tenantId}`);
+    }
+    const contentSha256 = runReportSha256(report);
+    const seen = hashes.get(report.runId);
+    if (seen === undefined) {
+      hashes.set(report.runId, contentSha256);
+      batch.push({ report, contentSha256 });
+    } else if (seen !== contentSha256) {
+      conflictsInBatch.push(report.runId);
+    }
+  }
+  if (conflictsInBatch.length > 0) throw new RunConflict(tenantId, conflictsInBatch);
+
+  return withTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ run_id: string }>(
+      `INSERT INTO runs (tenant_id, run_id, agent_id, session_id, goal, status, origin_trust, skill_pins,
+                         started_at, completed_at, tool_call_count, content_sha256)
+       SELECT $1, u.run_id, u.agent_id, u.session_id, u.goal, u.status, u.origin_trust, u.skill_pins::jsonb,
+              u.started_at::timestamptz, u.completed_at::timestamptz, u.tool_call_count, u.content_sha256
+         FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                     $9::text[], $10::text[], $11::integer[], $12::text[])
+              AS u(run_id, agent_id, session_id, goal, status, origin_trust, skill_pins,
+                   started_at, completed_at, tool_call_count, content_sha256)
+       ON CONFLICT (tenant_id, run_id) DO NOTHING
+       RETURNING run_id`,
+      [
+        tenantId,
+        batch.map(({ report }) => report.runId),
+        batch.map(({ report }) => report.agentId),
+        batch.map(({ report }) => report.sessionId),
+        batch.map(({ report }) => report.goal),
+        batch.map(({ report }) => report.status),
+        batch.map(({ report }) => report.originTrust),
+        batch.map(({ report }) => JSON.stringify(report.skillPins)),
+        batch.map(({ report }) => report.startedAt),
+        batch.map(({ report }) => report.completedAt),
+        batch.map(({ report }) => report.toolCalls.length),
+        batch.map(({ contentSha256 }) => contentSha256),
+      ],
+    );
+    const inserted = new Set(rows.map((row) => row.run_id));
+
+    const existing = batch.filter(({ report }) => !inserted.has(report.runId));
+    const unchanged: string[] = [];
+    if (existing.length > 0) {
+      const stored = new Map(
+        (await findStoredRunHashes(client, tenantId, existing.map(({ report }) => report.runId))).map((row) => [
+          row.runId,
+          row.contentSha256,
+        ]),
+      );
+      const conflicts: string[] = [];
+      for (const { report, contentSha256 } of existing) {
+        if (stored.get(report.runId) === contentSha256) unchanged.push(report.runId);
+        else conflicts.push(report.runId);
+      }
+      // Throwing rolls the whole batch back: nothing of it is written.
+      if (conflicts.length > 0) throw new RunConflict(tenantId, conflicts);
+    }
+
+    const calls = batch
+      .filter(({ report }) => inserted.has(report.runId))
+      .flatMap(({ report }) => report.toolCalls.map((call, seq) => ({ runId: report.runId, seq, call })));
+    if (calls.length > 0) {
+      await client.query(
+        `INSERT INTO tool_calls (tenant_id, run_id, seq, tool, args, result_summary, success, error, duration_ms, at)
+         SELECT $1, u.run_id, u.seq, u.tool, u.args::jsonb, u.result_summary, u.success, u.error, u.duration_ms,
+                u.at::timestamptz
+           FROM unnest($2::text[], $3::integer[], $4::text[], $5::text[], $6::text[], $7::boolean[], $8::text[],
+                       $9::bigint[], $10::text[])
+                AS u(run_id, seq, tool, args, result_summary, success, error, duration_ms, at)
+         ON CONFLICT (tenant_id, run_id, seq) DO NOTHING`,
+        [
+          tenantId,
+          calls.map(({ runId }) => runId),
+          calls.map(({ seq }) => seq),
+          calls.map(({ call }) => call.tool),
+          calls.map(({ call }) => (call.args === undefined ? null : JSON.stringify(call.args))),
+          calls.map(({ call }) => nullable(call.resultSummary)),
+          calls.map(({ call }) => call.success),
+          calls.map(({ call }) => nullable(call.error)),
+          calls.map(({ call }) => nullable(call.durationMs)),
+          calls.map(({ call }) => nullable(call.at)),
+        ],
+      );
+    }
+    return { inserted: batch.map(({ report }) => report.runId).filter((runId) => inserted.has(runId)), unchanged };
+  });
+}
+
+export interface RunCounts {
+  runs: number;
+  toolCalls: number;
+}
+
+export async function countRuns(db: Queryable, tenantId: string): Promise<RunCounts> {
+  const { rows } = await db.query<{ runs: string; tool_calls: string }>(
+    `SELECT (SELECT count(*) FROM runs WHERE tenant_id = $1) AS runs,
+            (SELECT count(*) FROM tool_calls WHERE tenant_id = $1) AS tool_calls`,
+    [tenantId],
+  );
+  const row = rows[0];
+  return { runs: Number(row?.runs ?? 0), toolCalls: Number(row?.tool_calls ?? 0) };
+}
+
+/** A stored run as it was reported (for inspection, tests and the review step). */
+export async function findRun(db: Queryable, tenantId: string, runId: string): Promise<RunReport | null> {
+  const runResult = await db.query<{
+    agent_id: string;
+    session_id: string;
+    goal: string;
+    status: RunStatus;
+    origin_trust: RunReport['originTrust'];
+    skill_pins: RunReport['skillPins'];
+    started_at: Date;
+    completed_at: Date;
+  }>(
+    `SELECT agent_id, session_id, goal, status, origin_trust, skill_pins, started_at, completed_at
+       FROM runs WHERE tenant_id = $1 AND run_id = $2`,
+    [tenantId, runId],
+  );
+  const run = runResult.rows[0];
+  if (run === undefined) return null;
+  const callResult = await db.query<{
+    tool: string;
+    args: Record<string, unknown> | null;
+    result_summary: string | null;
+    success: boolean;
+    error: string | null;
+    duration_ms: string | null;
+    at: Date | null;
+  }>(
+    `SELECT tool, args, result_summary, success, error, duration_ms, at
+       FROM tool_calls WHERE tenant_id = $1 AND run_id = $2 ORDER BY seq`,
+    [tenantId, runId],
+  );
+  return {
+    tenantId,
+    agentId: run.agent_id,
+    runId,
+    sessionId: run.session_id,
+    goal: run.goal,
+    status: run.status,
+    startedAt: run.started_at.toISOString(),
+    completedAt: run.completed_at.toISOString(),
+    originTrust: run.origin_trust,
+    skillPins: run.skill_pins,
+    toolCalls: callResult.rows.map((row) => ({
+      tool: row.tool,
+      success: row.success,
+      ...(row.args === null ? {} : { args: row.args }),
+      ...(row.result_summary === null ? {} : { resultSummary: row.result_summary }),
+      ...(row.error === null ? {} : { error: row.error }),
+      ...(row.duration_ms === null ? {} : { durationMs: Number(row.duration_ms) }),
+      ...(row.at === null ? {} : { at: row.at.toISOString() }),
+    })),
+  };
+}
+
+export interface RunWindow {
+  /** Exclusive lower bound on ingestion time; null = from the beginning. */
+  since: Date | null;
+  /** Inclusive upper bound on ingestion time (a pass's snapshot), null = now. */
+  until: Date | null;
+}
+
+export interface RunForExtraction {
+  runId: string;
+  status: RunStatus;
+  /** Tools of the run's successful calls, in call order. */
+  successfulTools: string[];
+}
+
+/** Every run of the tenant ingested in the window, with the tools of its successful calls. */
+export async function selectRunsForExtraction(
+  db: Queryable,
+  tenantId: string,
+  window: RunWindow,
+): Promise<RunForExtraction[]> {
+  const { rows } = await db.query<{ run_id: string; status: RunStatus; successful_tools: string[] }>(
+    `SELECT r.run_id, r.status,
+            coalesce(array_agg(t.tool ORDER BY t.seq) FILTER (WHERE t.success), ARRAY[]::text[]) AS successful_tools
+       FROM runs r
+       LEFT JOIN tool_calls t ON t.tenant_id = r.tenant_id AND t.run_id = r.run_id
+      WHERE r.tenant_id = $1
+        AND ($2::timestamptz IS NULL OR r.ingested_at > $2::timestamptz)
+        AND ($3::timestamptz IS NULL OR r.ingested_at <= $3::timestamptz)
+      GROUP BY r.run_id, r.status
+      ORDER BY r.run_id`,
+    [tenantId, window.since, window.until],
+  );
+  return rows.map((row) => ({ runId: row.run_id, status: row.status, successfulTools: row.successful_tools }));
+}
+
+/** The database's clock: windows are cut on the same clock that stamps `ingested_at`. */
+export async function databaseNow(db: Queryable): Promise<Date> {
+  const { rows } = await db.query<{ now: Date }>('SELECT clock_timestamp() AS now');
+  return rows[0]?.now ?? new Date();
+}
