@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import { clusterRunGoals, type ClusterPassResult } from '../../clustering/cluster-pass.ts';
+import { embedMissingGoals } from '../../embedding/embed-goals.ts';
+import { createEmbedder } from '../../embedding/embedder.ts';
+import type { CliContext } from '../context.ts';
+
+/**
+ * `skillsmith clusters [--tenant T] [--json]`: a dry run of the embed and cluster steps over all
+ * of the tenant's runs — embeds goals that lack an embedding (stored, as a pass would), clusters,
+ * and prints every cluster with its size, success rate, and whether it qualifies or exactly why
+ * not. Distils and installs nothing.
+ */
+export function registerClustersCommands(program: Command, context: CliContext): void {
+  program
+    .command('clusters')
+    .description('dry run: embed missing goals, cluster all runs, print every cluster and why it qualifies or not')
+    .action(async (_options: unknown, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
+      const { config } = context;
+      const embedder = await createEmbedder(config.embedding);
+      const pool = await context.openPool();
+      const embedding = await embedMissingGoals(pool, embedder, tenant, {
+        pageSize: Math.max(config.embedding.batchSize, 256),
+        onProgress: ({ embedded, total }) => {
+          if (total > 0) context.logger.debug({ embedded, total }, 'embedding goals');
+        },
+      });
+      const result = await clusterRunGoals(pool, tenant, { modelId: embedder.modelId, synthesis: config.synthesis });
+      context.output.result(json, { embedding, ...result }, () => describe(result, embedding.embedded));
+    });
+}
+
+function percent(rate: number): string {
+  return `${(rate * 100).toFixed(0)}%`;
+}
+
+function describe(result: ClusterPassResult, embedded: number): string {
+  const lines = [
+    `tenant ${result.tenantId}: ${result.goals} runs (${embedded} goals embedded now) with ${result.modelId}, ` +
+      `${result.linkage} linkage at τ=${result.similarityTau}: ${result.clusters.length} clusters, ` +
+      `${result.qualifyingCount} qualifying, ${result.singletonCount} runs alone, ` +
+      `${result.componentCount} τ-components (largest ${result.largestComponentSize})`,
+  ];
+  for (const cluster of result.clusters) {
+    const verdict = cluster.qualifies ? `qualifies (rank ${cluster.rank})` : `does not qualify: ${cluster.reason!.message}`;
+    lines.push(
+      `  ${cluster.clusterId}  size ${cluster.size}  success ${cluster.successfulRuns}/${cluster.attempts} ` +
+        `(${percent(cluster.successRate)})  ${verdict}`,
+    );
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+import type { Config } from '../config.ts';
+import { loadGoalEmbeddings } from '../embedding/goal-embedding-repository.ts';
+import { selectRunsForExtraction, type RunWindow } from '../runs/run-repository.ts';
+import type { Queryable } from '../store/database.ts';
+import { clusterVectors } from './cluster-goals.ts';
+import { assessClusters, isSuccessfulSequence, type ClusterAssessment, type ClusterRun } from './qualification.ts';
+
+export class GoalsNotEmbedded extends Error {
+  override readonly name = 'GoalsNotEmbedded';
+  constructor(
+    readonly tenantId: string,
+    readonly modelId: string,
+    readonly missing: number,
+    readonly example: string,
+  ) {
+    super(
+      `${missing} run(s) of tenant ${tenantId} have no goal embedding for ${modelId} (e.g. ${example}); ` +
+        'the embed step must run before clustering',
+    );
+  }
+}
+
+export interface GoalCluster extends ClusterAssessment {
+  /** Stable id: a digest of the member run ids, so a re-run of the same pass names it alike. */
+  clusterId: string;
+  runIds: string[];
+  /** The successful sequences among `runIds` (completed, ≥ minSteps successful tool calls). */
+  successfulRunIds: string[];
+}
+
+export type ClusterPassStage = 'loading' | 'clustering' | 'qualifying';
+
+export interface ClusterPassResult {
+  tenantId: string;
+  modelId: string;
+  linkage: Config['synthesis']['linkage'];
+  similarityTau: number;
+  /** Runs in the window (all embedded). */
+  goals: number;
+  componentCount: number;
+  largestComponentSize: number;
+  singletonCount: number;
+  /** Every cluster of ≥ 2 runs: qualifying ones first by rank, then the rest by size. */
+  clusters: GoalCluster[];
+  qualifyingCount: number;
+  durationMs: number;
+}
+
+export function clusterIdOf(runIds: string[]): string {
+  return createHash('sha256').update([...runIds].sort().join('\n')).digest('hex').slice(0, 16);
+}
+
+/**
+ * CLUSTER: the embedded goals of the runs in the window, τ-components then agglomerative
+ * clustering per component, then the thresholds. Fails loudly when a run has no embedding.
+ */
+export async function clusterRunGoals(
+  db: Queryable,
+  tenantId: string,
+  options: {
+    modelId: string;
+    synthesis: Config['synthesis'];
+    window?: RunWindow;
+    /** Called as each stage starts (the activity heartbeats it). */
+    onStage?: (stage: ClusterPassStage) => void;
+  },
+): Promise<ClusterPassResult> {
+  const started = Date.now();
+  const { synthesis } = options;
+  options.onStage?.('loading');
+  const runs = await selectRunsForExtraction(db, tenantId, options.window ?? { since: null, until: null });
+  const { runIds, vectors } = await loadGoalEmbeddings(db, tenantId, options.modelId);
+  const vectorByRun = new Map(runIds.map((runId, index) => [runId, vectors[index]!]));
+  const missing = runs.filter((run) => !vectorByRun.has(run.runId));
+  if (missing.length > 0) {
+    throw new GoalsNotEmbedded(tenantId, options.modelId, missing.length, missing[0]!.runId);
+  }
+  options.onStage?.('clustering');
+  const clustering = await clusterVectors(
+    runs.map((run) => vectorByRun.get(run.runId)!),
+    { similarityTau: synthesis.similarityTau, linkage: synthesis.linkage },
+  );
+  const members: ClusterRun[][] = clustering.clusters.map((cluster) =>
+    cluster.map((index) => {
+      const run = runs[index]!;
+      return { runId: run.runId, status: run.status, successfulToolCalls: run.successfulTools.length };
+    }),
+  );
+  options.onStage?.('qualifying');
+  const assessments = assessClusters(members, synthesis);
+  const clusters: GoalCluster[] = assessments.map((assessment) => {
+    const clusterRuns = members[assessment.clusterIndex]!;
+    const clusterRunIds = clusterRuns.map((run) => run.runId);
+    return {
+      ...assessment,
+      clusterId: clusterIdOf(clusterRunIds),
+      runIds: clusterRunIds,
+      successfulRunIds: clusterRuns
+        .filter((run) => isSuccessfulSequence(run, synthesis.minSteps))
+        .map((run) => run.runId),
+    };
+  });
+  clusters.sort(
+    (a, b) =>
+      (a.rank ?? Infinity) - (b.rank ?? Infinity) || b.size - a.size || a.clusterId.localeCompare(b.clusterId),
+  );
+  return {
+    tenantId,
+    modelId: options.modelId,
+    linkage: synthesis.linkage,
+    similarityTau: synthesis.similarityTau,
+    goals: runs.length,
+    componentCount: clustering.componentCount,
+    largestComponentSize: clustering.largestComponentSize,
+    singletonCount: clustering.singletonCount,
+    clusters,
+    qualifyingCount: clusters.filter((cluster) => cluster.qualifies).length,
+    durationMs: Date.now() - started,
+  };
+}

@@ -1,0 +1,143 @@
+import { stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import type { Config } from '../config.ts';
+import { EmbeddingDimensionMismatch, EmbeddingModelUnavailable } from './embedding-errors.ts';
+
+/** What a text is embedded as; selects the model's task prefix. */
+export type EmbeddingKind = 'goal' | 'document' | 'query';
+
+export interface EmbedOptions {
+  /** Called after each batch with the number of texts embedded so far and the total. */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface Embedder {
+  readonly modelId: string;
+  readonly dimension: number;
+  /** L2-normalised vectors, one per text, in order. */
+  embed(texts: string[], kind: EmbeddingKind, options?: EmbedOptions): Promise<Float32Array[]>;
+}
+
+export type EmbeddingSettings = Config['embedding'];
+
+const taskPrefixes: Record<EmbeddingSettings['prefixes'], Record<EmbeddingKind, string>> = {
+  // nomic-embed-text: https://huggingface.co/nomic-ai/nomic-embed-text-v1.5#usage
+  nomic: { goal: 'clustering: ', document: 'search_document: ', query: 'search_query: ' },
+  none: { goal: '', document: '', query: '' },
+};
+
+export function taskPrefix(prefixes: EmbeddingSettings['prefixes'], kind: EmbeddingKind): string {
+  return taskPrefixes[prefixes][kind];
+}
+
+type FeatureExtractor = (
+  texts: string[],
+  options: { pooling: 'mean' | 'cls'; normalize: boolean },
+) => Promise<{ data: Float32Array; dims: number[] }>;
+
+interface LoadedModel {
+  extractor: FeatureExtractor;
+  dimension: number;
+}
+
+// One load per process and model: the pipeline holds an ONNX session worth keeping.
+const loadedModels = new Map<string, Promise<LoadedModel>>();
+
+async function fileExists(path: string): Promise<boolean> {
+  return stat(path).then(
+    (info) => info.isFile(),
+    () => false,
+  );
+}
+
+/**
+ * The ONNX variant present locally: full precision when `onnx/model.onnx` is there, else the
+ * int8 `onnx/model_quantized.onnx` (what the registry-shipped test model provides).
+ */
+async function localDtype(modelPath: string): Promise<'fp32' | 'q8' | undefined> {
+  if (await fileExists(join(modelPath, 'onnx', 'model.onnx'))) return 'fp32';
+  if (await fileExists(join(modelPath, 'onnx', 'model_quantized.onnx'))) return 'q8';
+  return undefined;
+}
+
+async function loadModel(settings: EmbeddingSettings): Promise<LoadedModel> {
+  const modelDir = resolve(settings.modelDir);
+  const modelPath = join(modelDir, settings.model);
+  const searched = [modelPath, settings.allowRemoteModels ? 'the Hugging Face hub' : 'the hub (disabled: SKILLSMITH_ALLOW_REMOTE_MODELS=false)'];
+  const dtype = await localDtype(modelPath);
+  if (!dtype && !settings.allowRemoteModels) {
+    throw new EmbeddingModelUnavailable(settings.model, searched, 'no onnx/model.onnx or onnx/model_quantized.onnx');
+  }
+  const transformers = await import('@huggingface/transformers');
+  transformers.env.allowLocalModels = true;
+  transformers.env.localModelPath = `${modelDir}/`;
+  transformers.env.allowRemoteModels = settings.allowRemoteModels;
+  // transformers.js caches hub downloads as <cacheDir>/<modelId>/<file>: the local layout, so a
+  // model fetched once (when allowed) is found in SKILLSMITH_MODEL_DIR from then on.
+  transformers.env.cacheDir = modelDir;
+  let extractor: FeatureExtractor;
+  try {
+    const pipe = await transformers.pipeline('feature-extraction', settings.model, {
+      dtype: dtype ?? 'fp32',
+      device: 'cpu',
+    });
+    extractor = pipe as unknown as FeatureExtractor;
+  } catch (error) {
+    throw new EmbeddingModelUnavailable(
+      settings.model,
+      searched,
+      error instanceof Error ? error.message : String(error),
+    );
+  }
+  const probe = await extractor(['dimension probe'], { pooling: settings.pooling, normalize: true });
+  const dimension = probe.dims.at(-1);
+  if (!dimension) {
+    throw new EmbeddingModelUnavailable(settings.model, searched, `unexpected output shape [${probe.dims.join(', ')}]`);
+  }
+  return { extractor, dimension };
+}
+
+/**
+ * The sentence embedder: a transformers.js feature-extraction pipeline over the configured
+ * model, mean (or CLS) pooling and L2 normalisation, task prefixes from config, batched.
+ * Fails fast with `EmbeddingModelUnavailable` when the model cannot be loaded — never another
+ * model in its place — and with `EmbeddingDimensionMismatch` when `dimension` is configured and
+ * the model disagrees.
+ */
+export async function createEmbedder(settings: EmbeddingSettings): Promise<Embedder> {
+  const key = JSON.stringify([resolve(settings.modelDir), settings.model, settings.pooling, settings.allowRemoteModels]);
+  let loading = loadedModels.get(key);
+  if (!loading) {
+    loading = loadModel(settings);
+    loadedModels.set(key, loading);
+    // A failed load is not cached: the operator may pull the model and retry in-process.
+    loading.catch(() => loadedModels.delete(key));
+  }
+  const { extractor, dimension } = await loading;
+  if (settings.dimension !== undefined && settings.dimension !== dimension) {
+    throw new EmbeddingDimensionMismatch(
+      settings.model,
+      settings.dimension,
+      dimension,
+      'SKILLSMITH_EMBEDDING_DIMENSION',
+    );
+  }
+  const batchSize = settings.batchSize;
+  return {
+    modelId: settings.model,
+    dimension,
+    async embed(texts, kind, options = {}) {
+      const prefix = taskPrefix(settings.prefixes, kind);
+      const vectors: Float32Array[] = [];
+      for (let start = 0; start < texts.length; start += batchSize) {
+        const batch = texts.slice(start, start + batchSize).map((text) => prefix + text);
+        const output = await extractor(batch, { pooling: settings.pooling, normalize: true });
+        for (let row = 0; row < batch.length; row++) {
+          vectors.push(output.data.slice(row * dimension, (row + 1) * dimension));
+        }
+        options.onProgress?.(vectors.length, texts.length);
+      }
+      return vectors;
+    },
+  };
+}

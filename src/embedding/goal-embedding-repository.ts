@@ -1,0 +1,183 @@
+import pgvector from 'pgvector';
+import type { Queryable } from '../store/database.ts';
+import { EmbeddingDimensionMismatch } from './embedding-errors.ts';
+
+/**
+ * The only module with SQL for `goal_embeddings` and `embedding_models` (schema/003).
+ * Vectors travel as pgvector text (`toSql` / `fromSql`) so reads do not depend on the
+ * per-connection type registration having finished.
+ */
+
+export interface EmbeddingModelRecord {
+  modelId: string;
+  dimension: number;
+}
+
+/**
+ * Records (tenant, model, dimension), or checks it against what is recorded. A tenant's stored
+ * embeddings all share one dimension: a model (the same id, or another) whose dimension differs
+ * from the stored one is refused with `EmbeddingDimensionMismatch` naming both.
+ */
+export async function ensureEmbeddingModel(db: Queryable, tenantId: string, model: EmbeddingModelRecord): Promise<void> {
+  await db.query(
+    `INSERT INTO embedding_models (tenant_id, model_id, dimension)
+     SELECT $1, $2, $3
+      WHERE NOT EXISTS (SELECT 1 FROM embedding_models WHERE tenant_id = $1 AND dimension <> $3)
+     ON CONFLICT (tenant_id, model_id) DO NOTHING`,
+    [tenantId, model.modelId, model.dimension],
+  );
+  const { rows } = await db.query<{ model_id: string; dimension: number }>(
+    `SELECT model_id, dimension FROM embedding_models
+      WHERE tenant_id = $1 AND (model_id = $2 OR dimension <> $3)
+      ORDER BY (model_id = $2) DESC, created_at, model_id
+      LIMIT 1`,
+    [tenantId, model.modelId, model.dimension],
+  );
+  const stored = rows[0];
+  if (!stored) {
+    throw new Error(`embedding model ${model.modelId} was not recorded for tenant ${tenantId}`);
+  }
+  if (stored.dimension !== model.dimension) {
+    throw new EmbeddingDimensionMismatch(
+      model.modelId,
+      stored.dimension,
+      model.dimension,
+      `tenant ${tenantId} stores ${stored.dimension}-d embeddings of ${stored.model_id}`,
+    );
+  }
+}
+
+export async function listEmbeddingModels(db: Queryable, tenantId: string): Promise<EmbeddingModelRecord[]> {
+  const { rows } = await db.query<{ model_id: string; dimension: number }>(
+    'SELECT model_id, dimension FROM embedding_models WHERE tenant_id = $1 ORDER BY model_id',
+    [tenantId],
+  );
+  return rows.map((row) => ({ modelId: row.model_id, dimension: row.dimension }));
+}
+
+export interface GoalToEmbed {
+  runId: string;
+  goal: string;
+}
+
+export interface RunSelection {
+  /** Only these runs; undefined = every run of the tenant. */
+  runIds?: string[] | undefined;
+}
+
+/** Runs with no embedding for the model yet, by run id, one page at a time (keyset on run_id). */
+export async function findGoalsWithoutEmbedding(
+  db: Queryable,
+  tenantId: string,
+  modelId: string,
+  page: RunSelection & { afterRunId?: string | null; limit: number },
+): Promise<GoalToEmbed[]> {
+  const { rows } = await db.query<{ run_id: string; goal: string }>(
+    `SELECT r.run_id, r.goal
+       FROM runs r
+      WHERE r.tenant_id = $1
+        AND ($3::text[] IS NULL OR r.run_id = ANY($3::text[]))
+        AND ($4::text IS NULL OR r.run_id > $4::text)
+        AND NOT EXISTS (
+          SELECT 1 FROM goal_embeddings e
+           WHERE e.tenant_id = r.tenant_id AND e.run_id = r.run_id AND e.model_id = $2)
+      ORDER BY r.run_id
+      LIMIT $5`,
+    [tenantId, modelId, page.runIds ?? null, page.afterRunId ?? null, page.limit],
+  );
+  return rows.map((row) => ({ runId: row.run_id, goal: row.goal }));
+}
+
+export async function countGoalsWithoutEmbedding(
+  db: Queryable,
+  tenantId: string,
+  modelId: string,
+  selection: RunSelection = {},
+): Promise<number> {
+  const { rows } = await db.query<{ count: string }>(
+    `SELECT count(*) AS count
+       FROM runs r
+      WHERE r.tenant_id = $1
+        AND ($3::text[] IS NULL OR r.run_id = ANY($3::text[]))
+        AND NOT EXISTS (
+          SELECT 1 FROM goal_embeddings e
+           WHERE e.tenant_id = r.tenant_id AND e.run_id = r.run_id AND e.model_id = $2)`,
+    [tenantId, modelId, selection.runIds ?? null],
+  );
+  return Number(rows[0]?.count ?? 0);
+}
+
+export interface GoalEmbedding {
+  runId: string;
+  embedding: Float32Array;
+}
+
+/**
+ * Stores embeddings (idempotent: an existing (tenant, run, model) row is kept). The model must
+ * have been recorded with `ensureEmbeddingModel`; every vector must have its dimension.
+ * Returns the number of rows written.
+ */
+export async function insertGoalEmbeddings(
+  db: Queryable,
+  tenantId: string,
+  model: EmbeddingModelRecord,
+  embeddings: GoalEmbedding[],
+): Promise<number> {
+  if (embeddings.length === 0) return 0;
+  for (const { runId, embedding } of embeddings) {
+    if (embedding.length !== model.dimension) {
+      throw new EmbeddingDimensionMismatch(model.modelId, model.dimension, embedding.length, `goal of run ${runId}`);
+    }
+  }
+  const result = await db.query(
+    `INSERT INTO goal_embeddings (tenant_id, run_id, model_id, dimension, embedding)
+     SELECT $1, input.run_id, $2, $3, input.embedding::vector
+       FROM unnest($4::text[], $5::text[]) AS input (run_id, embedding)
+     ON CONFLICT (tenant_id, run_id, model_id) DO NOTHING`,
+    [
+      tenantId,
+      model.modelId,
+      model.dimension,
+      embeddings.map((row) => row.runId),
+      embeddings.map((row) => pgvector.toSql(Array.from(row.embedding)) as string),
+    ],
+  );
+  return result.rowCount ?? 0;
+}
+
+export interface LoadedGoalEmbeddings {
+  runIds: string[];
+  vectors: Float32Array[];
+}
+
+/** The stored embeddings of a model, ordered by run id, read in pages to bound memory. */
+export async function loadGoalEmbeddings(
+  db: Queryable,
+  tenantId: string,
+  modelId: string,
+  selection: RunSelection & { pageSize?: number } = {},
+): Promise<LoadedGoalEmbeddings> {
+  const pageSize = selection.pageSize ?? 5000;
+  const runIds: string[] = [];
+  const vectors: Float32Array[] = [];
+  let afterRunId: string | null = null;
+  for (;;) {
+    const { rows }: { rows: { run_id: string; embedding: string }[] } = await db.query(
+      `SELECT run_id, embedding::text AS embedding
+         FROM goal_embeddings
+        WHERE tenant_id = $1 AND model_id = $2
+          AND ($3::text[] IS NULL OR run_id = ANY($3::text[]))
+          AND ($4::text IS NULL OR run_id > $4::text)
+        ORDER BY run_id
+        LIMIT $5`,
+      [tenantId, modelId, selection.runIds ?? null, afterRunId, pageSize],
+    );
+    for (const row of rows) {
+      runIds.push(row.run_id);
+      vectors.push(Float32Array.from(pgvector.fromSql(row.embedding) as number[]));
+    }
+    if (rows.length < pageSize) break;
+    afterRunId = rows[rows.length - 1]!.run_id;
+  }
+  return { runIds, vectors };
+}

@@ -1,0 +1,86 @@
+import { Command } from 'commander';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { registerClustersCommands } from '../../src/cli/commands/clusters.ts';
+import { registerModelsCommands } from '../../src/cli/commands/models.ts';
+import type { CliContext, Output } from '../../src/cli/context.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createLogger } from '../../src/logger.ts';
+import { upsertRuns } from '../../src/runs/run-repository.ts';
+import { generateRuns } from '../../src/runs/trace-generator.ts';
+import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { requireTestModel, testModelDir } from '../support/test-model.ts';
+
+describe('skillsmith clusters (dry run) and skillsmith models', () => {
+  let database: TestDatabase;
+  const printed: { json: boolean; value: unknown; text: string }[] = [];
+  const output: Output = {
+    result(json, value, human) {
+      printed.push({ json, value, text: human() });
+    },
+  };
+
+  function run(argv: string[]) {
+    const config = loadConfig({
+      SKILLSMITH_MODEL_DIR: testModelDir,
+      SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
+      SKILLSMITH_EMBEDDING_PREFIXES: 'none',
+      SKILLSMITH_SIMILARITY_TAU: '0.7',
+    });
+    // Only what these two commands use; the rest of the context is the CLI's business.
+    const context = {
+      config,
+      logger: createLogger('silent'),
+      output,
+      databaseUrl: async () => database.url,
+      openPool: async () => database.pool,
+    } satisfies Partial<CliContext> as CliContext;
+    const program = new Command('skillsmith')
+      .option('--tenant <tenant>', 'tenant id', 'default')
+      .option('--json', 'machine-readable output', false)
+      .exitOverride();
+    registerClustersCommands(program, context);
+    registerModelsCommands(program, context);
+    return program.parseAsync(argv, { from: 'user' });
+  }
+
+  beforeAll(async () => {
+    await requireTestModel();
+    database = await openTestDatabase();
+    const runs = generateRuns({ seed: 2, runs: 80, tenantId: 'acme', families: ['deploy-service', 'triage-ci-failure', 'rotate-api-key'] });
+    await upsertRuns(database.pool, 'acme', runs.map((generated) => generated.report));
+  });
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('embeds the missing goals, then prints every cluster with its size, success rate and verdict', async () => {
+    await run(['clusters', '--tenant', 'acme']);
+    const { text } = printed.at(-1)!;
+    const lines = text.split('\n');
+    expect(lines[0]).toMatch(/^tenant acme: 80 runs \(80 goals embedded now\) with sentence-transformers\/all-MiniLM-L6-v2, average linkage at τ=0.7: \d+ clusters, \d+ qualifying/);
+    const clusterLines = lines.slice(1);
+    expect(clusterLines.length).toBeGreaterThan(0);
+    for (const line of clusterLines) {
+      expect(line).toMatch(/^ {2}[0-9a-f]{16} {2}size \d+ {2}success \d+\/\d+ \(\d+%\) {2}(qualifies \(rank \d+\)|does not qualify: .+)$/);
+    }
+    expect(clusterLines.some((line) => line.includes('qualifies (rank 1)'))).toBe(true);
+  });
+
+  it('prints machine output with --json and reuses the stored embeddings', async () => {
+    await run(['clusters', '--tenant', 'acme', '--json']);
+    const { json, value } = printed.at(-1)!;
+    expect(json).toBe(true);
+    const result = value as { embedding: { embedded: number }; goals: number; clusters: { qualifies: boolean; reason?: { code: string } }[] };
+    expect(result.embedding.embedded).toBe(0);
+    expect(result.goals).toBe(80);
+    for (const cluster of result.clusters) expect(cluster.qualifies || typeof cluster.reason?.code === 'string').toBe(true);
+  });
+
+  it('models list shows the test model as present', async () => {
+    await run(['models', 'list', '--json']);
+    const { value } = printed.at(-1)!;
+    expect(value).toMatchObject({
+      models: [{ modelId: 'sentence-transformers/all-MiniLM-L6-v2', dimension: 384, present: true, configured: true }],
+    });
+  });
+});

@@ -1,0 +1,118 @@
+import { describe, expect, it } from 'vitest';
+import { agglomerate, clusterVectors, type ClusterLinkage } from '../../src/clustering/cluster-goals.ts';
+import { tauComponents } from '../../src/clustering/tau-components.ts';
+import { randomUnitVectors, structuredUnitVectors } from '../support/synthetic-vectors.ts';
+
+/** A partition as a canonical string: members sorted, parts sorted by first member. */
+function canonical(parts: number[][]): string {
+  return JSON.stringify(parts.map((part) => [...part].sort((a, b) => a - b)).sort((a, b) => a[0]! - b[0]!));
+}
+
+/** Our clusters plus every vector left alone, so both sides partition the whole set. */
+function withSingletons(count: number, clusters: number[][]): number[][] {
+  const covered = new Set(clusters.flat());
+  const singletons = Array.from({ length: count }, (_, index) => index)
+    .filter((index) => !covered.has(index))
+    .map((index) => [index]);
+  return [...clusters, ...singletons];
+}
+
+async function expectSamePartitionAsWholeSet(vectors: Float32Array[], similarityTau: number, linkage: ClusterLinkage) {
+  const ours = await clusterVectors(vectors, { similarityTau, linkage });
+  const whole = agglomerate(
+    vectors,
+    vectors.map((_, index) => index),
+    similarityTau,
+    linkage,
+  );
+  expect(canonical(withSingletons(vectors.length, ours.clusters))).toBe(canonical(whole));
+  return ours;
+}
+
+const linkages: ClusterLinkage[] = ['average', 'complete', 'single'];
+
+describe('τ-component clustering equals ml-hclust on the whole set', () => {
+  const structured = structuredUnitVectors(1200, 64, 7).vectors;
+
+  for (const linkage of linkages) {
+    it(`gives the same partition as whole-set ${linkage} linkage on 1,200 structured goal-like vectors`, async () => {
+      const ours = await expectSamePartitionAsWholeSet(structured, 0.82, linkage);
+      // The data must make the comparison meaningful: many components, some with inner structure.
+      expect(ours.componentCount).toBeGreaterThan(50);
+      expect(ours.clusters.length).toBeGreaterThan(50);
+    });
+  }
+
+  for (const linkage of linkages) {
+    it(`gives the same partition as whole-set ${linkage} linkage on 500 random 4-d vectors (one tangled component)`, async () => {
+      const vectors = randomUnitVectors(500, 4, 11);
+      const ours = await expectSamePartitionAsWholeSet(vectors, 0.9, linkage);
+      if (linkage !== 'single') expect(ours.clusters.length).toBeGreaterThan(20);
+    });
+
+    it(`gives the same partition as whole-set ${linkage} linkage on 600 random 6-d vectors at τ = 0.95 (many components)`, async () => {
+      const vectors = randomUnitVectors(600, 6, 5);
+      const ours = await expectSamePartitionAsWholeSet(vectors, 0.95, linkage);
+      expect(ours.componentCount).toBeGreaterThan(10);
+    });
+
+    it(`breaks distance ties the way ml-hclust does under ${linkage} linkage (every vector triplicated)`, async () => {
+      const base = randomUnitVectors(120, 3, 3);
+      const vectors = [...base, ...base.map((vector) => vector.slice()), ...base.map((vector) => vector.slice())];
+      await expectSamePartitionAsWholeSet(vectors, 0.97, linkage);
+    });
+  }
+});
+
+describe('tauComponents', () => {
+  it('finds the same components by float32 matrix-product candidates as by comparing every pair (structured, 3,000 × 384)', async () => {
+    const { vectors } = structuredUnitVectors(3000, 384, 21);
+    const product = await tauComponents(vectors, 0.82, { candidates: 'matrix-product' });
+    const allPairs = await tauComponents(vectors, 0.82, { candidates: 'all-pairs' });
+    expect(product.components).toEqual(allPairs.components);
+    expect(product.components.length).toBeGreaterThan(50);
+    expect(product.comparedPairs).toBeLessThan(allPairs.comparedPairs / 20);
+  });
+
+  it('finds the same components by matrix-product candidates on random low-dimensional data, near-threshold pairs included', async () => {
+    const vectors = randomUnitVectors(2500, 5, 8);
+    const product = await tauComponents(vectors, 0.9, { candidates: 'matrix-product' });
+    const allPairs = await tauComponents(vectors, 0.9, { candidates: 'all-pairs' });
+    expect(product.components).toEqual(allPairs.components);
+  });
+
+  it('refuses vectors that are not L2-normalised', async () => {
+    const vectors = [Float32Array.from([1, 0]), Float32Array.from([0.6, 0.8]), Float32Array.from([3, 4])];
+    await expect(tauComponents(vectors, 0.82)).rejects.toThrow(/vector 2 is not L2-normalised/);
+  });
+
+  it('joins exactly the pairs whose cosine reaches τ', async () => {
+    const at = (angle: number) => Float32Array.from([Math.cos(angle), Math.sin(angle)]);
+    // cos(0.5) ≈ 0.8776 ≥ 0.82 links the first two; the third is 0.9 rad from the second (cos ≈ 0.62).
+    const result = await tauComponents([at(0), at(0.5), at(1.4)], 0.82);
+    expect(result.components).toEqual([[0, 1], [2]]);
+    expect(result.edgeCount).toBe(1);
+  });
+});
+
+describe('τ-component clustering equals ml-hclust on the whole set (property)', () => {
+  it('holds for any small set of unit vectors, τ and linkage', async () => {
+    const { default: fc } = await import('fast-check');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+        fc.integer({ min: 2, max: 60 }),
+        fc.integer({ min: 2, max: 5 }),
+        fc.double({ min: 0.5, max: 0.99, noNaN: true }),
+        fc.constantFrom<ClusterLinkage>('average', 'complete', 'single'),
+        fc.boolean(),
+        async (seed, count, dimension, similarityTau, linkage, duplicate) => {
+          const base = randomUnitVectors(count, dimension, seed);
+          const vectors = duplicate ? [...base, ...base.slice(0, count >> 1).map((vector) => vector.slice())] : base;
+          await expectSamePartitionAsWholeSet(vectors, similarityTau, linkage);
+        },
+      ),
+      { numRuns: 200, seed: 20261129 },
+    );
+  });
+});

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { assessClusters, type ClusterRun } from '../../src/clustering/qualification.ts';
+
+const thresholds = { minOccurrences: 3, minSuccessRate: 0.7, minSteps: 3, maxClustersPerPass: 2 };
+
+let counter = 0;
+const ok = (steps = 4): ClusterRun => ({ runId: `r${counter++}`, status: 'completed', successfulToolCalls: steps });
+const failed = (): ClusterRun => ({ runId: `r${counter++}`, status: 'failed', successfulToolCalls: 1 });
+const cancelled = (): ClusterRun => ({ runId: `r${counter++}`, status: 'cancelled', successfulToolCalls: 0 });
+
+describe('cluster qualification', () => {
+  it('qualifies a cluster with ≥ minOccurrences successful runs and success rate ≥ minSuccessRate', () => {
+    const [assessment] = assessClusters([[ok(), ok(), ok(), failed()]], thresholds);
+    expect(assessment).toMatchObject({ qualifies: true, rank: 1, successfulRuns: 3, attempts: 4, successRate: 0.75 });
+    expect(assessment!.reason).toBeUndefined();
+  });
+
+  it('refuses too few successful runs and says how many', () => {
+    const [assessment] = assessClusters([[ok(), ok(), failed()]], thresholds);
+    expect(assessment!.qualifies).toBe(false);
+    expect(assessment!.reason).toEqual({
+      code: 'too_few_successful_runs',
+      message: '2 successful runs < minOccurrences 3',
+    });
+  });
+
+  it('counts failed and cancelled runs against the success rate and names the measured rate', () => {
+    const [assessment] = assessClusters([[ok(), ok(), ok(), failed(), cancelled()]], thresholds);
+    expect(assessment!.qualifies).toBe(false);
+    expect(assessment!.reason).toEqual({
+      code: 'low_success_rate',
+      message: 'success rate 60.0% (3/5) < minSuccessRate 70.0%',
+    });
+  });
+
+  it('says when completed runs are too short to distil rather than blaming occurrences', () => {
+    const [assessment] = assessClusters([[ok(2), ok(2), ok(5), ok(1)]], thresholds);
+    expect(assessment!.qualifies).toBe(false);
+    expect(assessment!.reason?.code).toBe('too_few_steps');
+    expect(assessment!.reason?.message).toBe(
+      'only 1 of 4 completed runs have ≥ minSteps 3 successful tool calls (longest: 5); minOccurrences is 3',
+    );
+    // Too-short runs are neither successes nor failures.
+    expect(assessment).toMatchObject({ tooShortRuns: 3, attempts: 1, successRate: 1 });
+  });
+
+  it('ranks qualifying clusters by successful runs, then success rate, and caps them at maxClustersPerPass', () => {
+    const clusters = [
+      [ok(), ok(), ok()],
+      [ok(), ok(), ok(), ok(), ok()],
+      [ok(), ok(), ok(), ok(), failed()],
+      [ok(), ok(), ok(), ok()],
+    ];
+    const assessments = assessClusters(clusters, thresholds);
+    expect(assessments.map((assessment) => assessment.rank)).toEqual([4, 1, 3, 2]);
+    expect(assessments.map((assessment) => assessment.qualifies)).toEqual([false, true, false, true]);
+    expect(assessments[0]!.reason).toEqual({
+      code: 'over_pass_cap',
+      message: 'ranked 4 of 4 qualifying clusters; maxClustersPerPass is 2',
+    });
+    expect(assessments[2]!.reason?.message).toBe('ranked 3 of 4 qualifying clusters; maxClustersPerPass is 2');
+  });
+
+  it('gives every cluster that does not qualify a reason', () => {
+    const assessments = assessClusters(
+      [[ok()], [failed(), failed(), failed()], [ok(), ok(), ok()], [ok(1), ok(1), ok(1)]],
+      thresholds,
+    );
+    for (const assessment of assessments) {
+      expect(assessment.qualifies || assessment.reason !== undefined).toBe(true);
+    }
+  });
+});

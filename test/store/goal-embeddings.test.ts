@@ -1,0 +1,202 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClusterActivities, type ClusterGoalsResult, type ClusterPassGoalsResult } from '../../activities/cluster.ts';
+import { createEmbedActivities } from '../../activities/embed.ts';
+import { clusterRunGoals, GoalsNotEmbedded } from '../../src/clustering/cluster-pass.ts';
+import { loadConfig } from '../../src/config.ts';
+import { embedMissingGoals } from '../../src/embedding/embed-goals.ts';
+import { createEmbedder, type Embedder } from '../../src/embedding/embedder.ts';
+import { EmbeddingDimensionMismatch } from '../../src/embedding/embedding-errors.ts';
+import {
+  countGoalsWithoutEmbedding,
+  ensureEmbeddingModel,
+  findGoalsWithoutEmbedding,
+  insertGoalEmbeddings,
+  listEmbeddingModels,
+  loadGoalEmbeddings,
+} from '../../src/embedding/goal-embedding-repository.ts';
+import { upsertRuns } from '../../src/runs/run-repository.ts';
+import { beginPassRecord, listPassClusters } from '../../src/synthesis/pass-repository.ts';
+import { generateRuns } from '../../src/runs/trace-generator.ts';
+import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { requireTestModel, testModelDir, testModelSettings } from '../support/test-model.ts';
+
+function unit(dimension: number, seed: number): Float32Array {
+  const values = Float32Array.from({ length: dimension }, (_, index) => Math.sin(seed * 7.1 + index * 1.3));
+  const norm = Math.hypot(...values);
+  return values.map((value) => value / norm);
+}
+
+describe('goal embeddings store', () => {
+  let database: TestDatabase;
+  let embedder: Embedder;
+
+  beforeAll(async () => {
+    await requireTestModel();
+    embedder = await createEmbedder(testModelSettings());
+    database = await openTestDatabase();
+    await upsertRuns(database.pool, 'acme', generateRuns({ seed: 3, runs: 12, tenantId: 'acme' }).map((run) => run.report));
+    await upsertRuns(database.pool, 'other', generateRuns({ seed: 4, runs: 3, tenantId: 'other' }).map((run) => run.report));
+  });
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('records a model dimension per tenant and refuses a model whose dimension differs, naming both', async () => {
+    await ensureEmbeddingModel(database.pool, 'dims', { modelId: 'model-a', dimension: 4 });
+    await ensureEmbeddingModel(database.pool, 'dims', { modelId: 'model-a', dimension: 4 });
+    await expect(ensureEmbeddingModel(database.pool, 'dims', { modelId: 'model-a', dimension: 8 })).rejects.toThrow(
+      EmbeddingDimensionMismatch,
+    );
+    const error = await ensureEmbeddingModel(database.pool, 'dims', { modelId: 'model-b', dimension: 8 }).catch(
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(EmbeddingDimensionMismatch);
+    expect((error as Error).message).toContain('model-b produces 8-d vectors but 4-d are expected');
+    expect((error as Error).message).toContain('tenant dims stores 4-d embeddings of model-a');
+    // Nothing was recorded for the refused model; a same-dimension model is accepted.
+    await ensureEmbeddingModel(database.pool, 'dims', { modelId: 'model-c', dimension: 4 });
+    expect(await listEmbeddingModels(database.pool, 'dims')).toEqual([
+      { modelId: 'model-a', dimension: 4 },
+      { modelId: 'model-c', dimension: 4 },
+    ]);
+  });
+
+  it('stores vectors exactly, once per (tenant, run, model), and finds the goals still missing', async () => {
+    const model = { modelId: 'unit-test-model', dimension: 5 };
+    await ensureEmbeddingModel(database.pool, 'acme', model);
+    const missingBefore = await findGoalsWithoutEmbedding(database.pool, 'acme', model.modelId, { limit: 100 });
+    expect(missingBefore).toHaveLength(12);
+    const rows = missingBefore.slice(0, 4).map((goal, index) => ({ runId: goal.runId, embedding: unit(5, index) }));
+    expect(await insertGoalEmbeddings(database.pool, 'acme', model, rows)).toBe(4);
+    expect(await insertGoalEmbeddings(database.pool, 'acme', model, rows)).toBe(0);
+    expect(await countGoalsWithoutEmbedding(database.pool, 'acme', model.modelId)).toBe(8);
+    const loaded = await loadGoalEmbeddings(database.pool, 'acme', model.modelId, { pageSize: 3 });
+    expect(loaded.runIds).toEqual(rows.map((row) => row.runId).sort());
+    const byRun = new Map(rows.map((row) => [row.runId, row.embedding]));
+    loaded.runIds.forEach((runId, index) => expect(loaded.vectors[index]).toEqual(byRun.get(runId)));
+    // Keyset paging and tenant isolation.
+    const page = await findGoalsWithoutEmbedding(database.pool, 'acme', model.modelId, { limit: 3, afterRunId: missingBefore[5]!.runId });
+    expect(page.map((goal) => goal.runId)).toEqual(missingBefore.slice(6, 9).map((goal) => goal.runId));
+    expect(await countGoalsWithoutEmbedding(database.pool, 'other', model.modelId)).toBe(3);
+    expect((await loadGoalEmbeddings(database.pool, 'other', model.modelId)).runIds).toEqual([]);
+  });
+
+  it('refuses a vector of the wrong dimension and writes nothing', async () => {
+    const model = { modelId: 'unit-test-model', dimension: 5 };
+    const [goal] = await findGoalsWithoutEmbedding(database.pool, 'acme', model.modelId, { limit: 1 });
+    await expect(
+      insertGoalEmbeddings(database.pool, 'acme', model, [{ runId: goal!.runId, embedding: unit(6, 1) }]),
+    ).rejects.toThrow(EmbeddingDimensionMismatch);
+    expect(await countGoalsWithoutEmbedding(database.pool, 'acme', model.modelId)).toBe(8);
+  });
+
+  it('embeds every missing goal with the real model in pages, then reuses the cache', async () => {
+    const progress: number[] = [];
+    const first = await embedMissingGoals(database.pool, embedder, 'other', {
+      pageSize: 2,
+      onProgress: ({ embedded }) => progress.push(embedded),
+    });
+    expect(first).toMatchObject({ missing: 3, embedded: 3, dimension: 384, modelId: embedder.modelId });
+    expect(progress).toEqual([0, 2, 3]);
+    const again = await embedMissingGoals(database.pool, embedder, 'other', { pageSize: 2 });
+    expect(again).toMatchObject({ missing: 0, embedded: 0 });
+  });
+
+  it('refuses to embed with a model whose dimension differs from the tenant’s stored one', async () => {
+    const smaller: Embedder = { modelId: 'other-model', dimension: 16, embed: async () => [] };
+    await expect(embedMissingGoals(database.pool, smaller, 'other', { pageSize: 10 })).rejects.toThrow(
+      /other-model produces 16-d vectors but 384-d are expected/,
+    );
+  });
+});
+
+describe('embed and cluster activities', () => {
+  let database: TestDatabase;
+  let embedder: Embedder;
+  const config = loadConfig({
+    SKILLSMITH_MODEL_DIR: testModelDir,
+    SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
+    SKILLSMITH_EMBEDDING_PREFIXES: 'none',
+    SKILLSMITH_SIMILARITY_TAU: '0.7',
+  });
+
+  beforeAll(async () => {
+    await requireTestModel();
+    embedder = await createEmbedder(config.embedding);
+    database = await openTestDatabase();
+    const runs = generateRuns({ seed: 11, runs: 60, tenantId: 'acme', families: ['deploy-service', 'triage-ci-failure'] });
+    await upsertRuns(database.pool, 'acme', runs.map((run) => run.report));
+  });
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('refuses to cluster before the goals are embedded', async () => {
+    await expect(
+      clusterRunGoals(database.pool, 'acme', { modelId: embedder.modelId, synthesis: config.synthesis }),
+    ).rejects.toThrow(GoalsNotEmbedded);
+  });
+
+  it('embedGoals stops between pages when cancelled and keeps the pages already written', async () => {
+    await upsertRuns(database.pool, 'cancel', generateRuns({ seed: 12, runs: 600, tenantId: 'cancel' }).map((run) => run.report));
+    const environment = new MockActivityEnvironment();
+    let calls = 0;
+    const cancelling: Embedder = {
+      modelId: embedder.modelId,
+      dimension: embedder.dimension,
+      async embed(texts, kind) {
+        calls += 1;
+        const vectors = await embedder.embed(texts, kind);
+        if (calls === 1) environment.cancel();
+        return vectors;
+      },
+    };
+    const { embedGoals } = createEmbedActivities({ pool: database.pool, embedder: async () => cancelling, config });
+    await expect(environment.run(embedGoals, { tenantId: 'cancel' })).rejects.toThrow();
+    expect(calls).toBe(1);
+    // The first page (256 goals) was stored; nothing after it.
+    expect(await countGoalsWithoutEmbedding(database.pool, 'cancel', embedder.modelId)).toBe(600 - 256);
+  });
+
+  it('embedGoals heartbeats its progress and returns counts only', async () => {
+    const environment = new MockActivityEnvironment();
+    const heartbeats: unknown[] = [];
+    environment.on('heartbeat', (details: unknown) => heartbeats.push(details));
+    const { embedGoals } = createEmbedActivities({ pool: database.pool, embedder: async () => embedder, config });
+    const result = await environment.run(embedGoals, { tenantId: 'acme' });
+    expect(result).toEqual({ tenantId: 'acme', modelId: embedder.modelId, dimension: 384, missing: 60, embedded: 60 });
+    expect(heartbeats.at(-1)).toEqual({ embedded: 60, total: 60 });
+  });
+
+  it('clusterGoals finds the recurring tasks and returns ids and counts only', async () => {
+    const { clusterGoals } = createClusterActivities({ pool: database.pool, config });
+    const result = (await new MockActivityEnvironment().run(clusterGoals, { tenantId: 'acme' })) as ClusterGoalsResult;
+    expect(result.goals).toBe(60);
+    expect(result.qualifying.length).toBeGreaterThanOrEqual(1);
+    for (const cluster of result.qualifying) {
+      expect(cluster.clusterId).toMatch(/^[0-9a-f]{16}$/);
+      expect(cluster.successRate).toBeGreaterThanOrEqual(config.synthesis.minSuccessRate);
+    }
+    expect(JSON.stringify(result).length).toBeLessThan(10_000);
+  });
+
+  it('clusterPassGoals records every cluster of the pass once and returns the qualifying keys in rank order', async () => {
+    const passId = 'synthesis/acme/2026-11-29T00:00:00Z';
+    await beginPassRecord(database.pool, { tenantId: 'acme', id: passId, workflowRunId: 'r1', full: true, since: null, distiller: 'extractive' });
+    const { clusterPassGoals } = createClusterActivities({ pool: database.pool, config });
+    const environment = new MockActivityEnvironment();
+    const first = (await environment.run(clusterPassGoals, { tenantId: 'acme', passId })) as ClusterPassGoalsResult;
+    const again = (await environment.run(clusterPassGoals, { tenantId: 'acme', passId })) as ClusterPassGoalsResult;
+    expect(again).toEqual(first);
+    const stored = await listPassClusters(database.pool, 'acme', passId);
+    expect(stored).toHaveLength(first.clusterCount);
+    const qualifying = stored.filter((cluster) => cluster.qualifying).sort((a, b) => a.rank! - b.rank!);
+    expect(qualifying.map((cluster) => cluster.clusterKey)).toEqual(first.clusterKeys);
+    for (const cluster of stored) {
+      expect(cluster.qualifying || cluster.reason !== null).toBe(true);
+      expect(cluster.successfulRunIds.every((runId) => cluster.runIds.includes(runId))).toBe(true);
+      expect(cluster.successfulRunIds).toHaveLength(cluster.successful);
+    }
+  });
+});
