@@ -1,0 +1,77 @@
+/**
+ * Named refusals of governed skill authoring. Each has a stable `name` a caller (the
+ * activity layer, the HTTP API) can branch on; store errors (SkillRevisionConflict,
+ * SkillNotFound, SkillValidationError subtypes) pass through unchanged.
+ */
+
+/** Why the policy stage (or the source / read-before-write rules) refused a write. */
+export type AuthoringDenialReason = 'scope' | 'origin_trust' | 'source' | 'read_before_write' | 'review_archive';
+
+export const SKILL_WRITE_SCOPE = 'skill.write';
+
+export class SkillAuthoringDenied extends Error {
+  override readonly name = 'SkillAuthoringDenied';
+  readonly reason: AuthoringDenialReason;
+  readonly detail: Record<string, unknown>;
+  constructor(reason: AuthoringDenialReason, message: string, detail: Record<string, unknown> = {}) {
+    super(`skill_manage denied (${reason}): ${message}`);
+    this.reason = reason;
+    this.detail = detail;
+  }
+}
+
+export class SkillAuthoringDisabled extends Error {
+  override readonly name = 'SkillAuthoringDisabled';
+  constructor() {
+    super('skill authoring is disabled: set SKILLSMITH_AUTHORING_ENABLED=true to enable skill_manage');
+  }
+}
+
+/** The same invocation id arrived again with different arguments: never deduplicated, never applied. */
+export class SkillManageInvocationReused extends Error {
+  override readonly name = 'SkillManageInvocationReused';
+  readonly invocationId: string;
+  readonly recordedArgumentSha256: string;
+  readonly argumentSha256: string;
+  constructor(invocationId: string, recordedArgumentSha256: string, argumentSha256: string) {
+    super(
+      `invocation ${JSON.stringify(invocationId)} was already used with other arguments ` +
+        `(sha256 ${recordedArgumentSha256.slice(0, 12)}…, now ${argumentSha256.slice(0, 12)}…); nothing written`,
+    );
+    this.invocationId = invocationId;
+    this.recordedArgumentSha256 = recordedArgumentSha256;
+    this.argumentSha256 = argumentSha256;
+  }
+}
+
+export class SkillManageRequestInvalid extends Error {
+  override readonly name = 'SkillManageRequestInvalid';
+  readonly path: string;
+  constructor(path: string, reason: string) {
+    super(`invalid skill_manage request at ${path || '(root)'}: ${reason}`);
+    this.path = path;
+  }
+}
+
+export class ApprovalNotFound extends Error {
+  override readonly name = 'ApprovalNotFound';
+  constructor(id: string) {
+    super(`no approval ${JSON.stringify(id)} in this tenant`);
+  }
+}
+
+export class ApprovalNotPending extends Error {
+  override readonly name = 'ApprovalNotPending';
+  readonly status: string;
+  constructor(id: string, status: string) {
+    super(`approval ${id} is ${status}, not pending; nothing changed`);
+    this.status = status;
+  }
+}
+
+export class ApprovalExpired extends Error {
+  override readonly name = 'ApprovalExpired';
+  constructor(id: string, ttlHours: number) {
+    super(`approval ${id} is older than the approval TTL (${ttlHours} h) and has been marked expired; nothing installed`);
+  }
+}

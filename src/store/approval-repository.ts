@@ -1,0 +1,238 @@
+import type { Queryable } from './database.ts';
+
+/**
+ * ApprovalRepository: the only module with SQL for `approvals`. A SKILL_AUTHORING approval
+ * holds the package a skill_manage call would install, the diff a reviewer reads, and the
+ * revision it was proposed against. Status moves once, from pending to one of
+ * approved | rejected | expired | conflicted; every transition is a guarded UPDATE.
+ */
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'conflicted';
+export type ApprovalOperation = 'create' | 'edit' | 'patch';
+
+export interface MemberChanges {
+  added: string[];
+  removed: string[];
+  changed: string[];
+  unchanged: string[];
+}
+
+export interface Approval {
+  tenantId: string;
+  id: string;
+  kind: 'SKILL_AUTHORING';
+  status: ApprovalStatus;
+  operation: ApprovalOperation;
+  skillName: string;
+  currentRevision: number;
+  proposedRevision: number;
+  packageSha256: string;
+  diff: string;
+  memberChanges: MemberChanges;
+  requestedByPrincipalId: string;
+  requestedByRunId: string;
+  toolInvocationId: string;
+  idempotencyKey: string;
+  createdAt: Date;
+  resolvedAt: Date | null;
+  resolvedBy: string | null;
+  resolutionReason: string | null;
+  installedRevision: number | null;
+  /** resolved_at − created_at, in milliseconds; null while pending. */
+  latencyMs: number | null;
+}
+
+export interface NewApproval {
+  operation: ApprovalOperation;
+  skillName: string;
+  currentRevision: number;
+  proposedRevision: number;
+  packageArchive: Uint8Array;
+  packageSha256: string;
+  diff: string;
+  memberChanges: MemberChanges;
+  requestedByPrincipalId: string;
+  requestedByRunId: string;
+  toolInvocationId: string;
+  idempotencyKey: string;
+}
+
+interface ApprovalRow {
+  tenant_id: string;
+  id: string;
+  kind: 'SKILL_AUTHORING';
+  status: ApprovalStatus;
+  operation: ApprovalOperation;
+  skill_name: string;
+  current_revision: number;
+  proposed_revision: number;
+  package_sha256: string;
+  diff: string;
+  member_changes: MemberChanges;
+  requested_by_principal_id: string;
+  requested_by_run_id: string;
+  tool_invocation_id: string;
+  idempotency_key: string;
+  created_at: Date;
+  resolved_at: Date | null;
+  resolved_by: string | null;
+  resolution_reason: string | null;
+  installed_revision: number | null;
+}
+
+const APPROVAL_COLUMNS = `tenant_id, id::text AS id, kind, status, operation, skill_name, current_revision,
+  proposed_revision, package_sha256, diff, member_changes, requested_by_principal_id, requested_by_run_id,
+  tool_invocation_id, idempotency_key, created_at, resolved_at, resolved_by, resolution_reason, installed_revision`;
+
+function toApproval(row: ApprovalRow): Approval {
+  return {
+    tenantId: row.tenant_id,
+    id: row.id,
+    kind: row.kind,
+    status: row.status,
+    operation: row.operation,
+    skillName: row.skill_name,
+    currentRevision: row.current_revision,
+    proposedRevision: row.proposed_revision,
+    packageSha256: row.package_sha256,
+    diff: row.diff,
+    memberChanges: row.member_changes,
+    requestedByPrincipalId: row.requested_by_principal_id,
+    requestedByRunId: row.requested_by_run_id,
+    toolInvocationId: row.tool_invocation_id,
+    idempotencyKey: row.idempotency_key,
+    createdAt: row.created_at,
+    resolvedAt: row.resolved_at,
+    resolvedBy: row.resolved_by,
+    resolutionReason: row.resolution_reason,
+    installedRevision: row.installed_revision,
+    latencyMs: row.resolved_at === null ? null : row.resolved_at.getTime() - row.created_at.getTime(),
+  };
+}
+
+export async function insertApproval(db: Queryable, tenantId: string, approval: NewApproval): Promise<Approval> {
+  const result = await db.query<ApprovalRow>(
+    `INSERT INTO approvals (tenant_id, kind, status, operation, skill_name, current_revision, proposed_revision,
+       package_archive, package_sha256, diff, member_changes, requested_by_principal_id, requested_by_run_id,
+       tool_invocation_id, idempotency_key)
+     VALUES ($1, 'SKILL_AUTHORING', 'pending', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+     RETURNING ${APPROVAL_COLUMNS}`,
+    [
+      tenantId,
+      approval.operation,
+      approval.skillName,
+      approval.currentRevision,
+      approval.proposedRevision,
+      Buffer.from(approval.packageArchive),
+      approval.packageSha256,
+      approval.diff,
+      JSON.stringify(approval.memberChanges),
+      approval.requestedByPrincipalId,
+      approval.requestedByRunId,
+      approval.toolInvocationId,
+      approval.idempotencyKey,
+    ],
+  );
+  return toApproval(result.rows[0]!);
+}
+
+export async function findApproval(db: Queryable, tenantId: string, id: string): Promise<Approval | null> {
+  const result = await db.query<ApprovalRow>(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE tenant_id = $1 AND id = $2`, [
+    tenantId,
+    id,
+  ]);
+  const row = result.rows[0];
+  return row ? toApproval(row) : null;
+}
+
+/** The stored package archive of an approval. */
+export async function readApprovalPackage(db: Queryable, tenantId: string, id: string): Promise<Uint8Array | null> {
+  const result = await db.query<{ package_archive: Buffer }>(
+    `SELECT package_archive FROM approvals WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id],
+  );
+  const row = result.rows[0];
+  return row ? new Uint8Array(row.package_archive) : null;
+}
+
+export async function listApprovals(
+  db: Queryable,
+  tenantId: string,
+  filter: { status?: ApprovalStatus; limit?: number } = {},
+): Promise<Approval[]> {
+  const result = await db.query<ApprovalRow>(
+    `SELECT ${APPROVAL_COLUMNS} FROM approvals
+     WHERE tenant_id = $1 AND ($2::text IS NULL OR status = $2)
+     ORDER BY created_at, id LIMIT $3`,
+    [tenantId, filter.status ?? null, filter.limit ?? 1000],
+  );
+  return result.rows.map(toApproval);
+}
+
+export interface ApprovalResolution {
+  status: Exclude<ApprovalStatus, 'pending'>;
+  resolvedBy: string;
+  reason?: string | null;
+  installedRevision?: number | null;
+}
+
+/**
+ * Move a pending approval to its final status. Returns null when it was not pending any
+ * more (resolved concurrently), so the caller can roll back whatever it did alongside.
+ */
+export async function resolveApproval(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  resolution: ApprovalResolution,
+): Promise<Approval | null> {
+  const result = await db.query<ApprovalRow>(
+    `UPDATE approvals
+     SET status = $3, resolved_at = now(), resolved_by = $4, resolution_reason = $5, installed_revision = $6
+     WHERE tenant_id = $1 AND id = $2 AND status = 'pending'
+     RETURNING ${APPROVAL_COLUMNS}`,
+    [tenantId, id, resolution.status, resolution.resolvedBy, resolution.reason ?? null, resolution.installedRevision ?? null],
+  );
+  const row = result.rows[0];
+  return row ? toApproval(row) : null;
+}
+
+/** Expire every pending approval created at or before `cutoff`; returns the expired ones. */
+export async function expireApprovals(
+  db: Queryable,
+  tenantId: string,
+  cutoff: Date,
+  resolvedBy: string,
+): Promise<Approval[]> {
+  const result = await db.query<ApprovalRow>(
+    `UPDATE approvals
+     SET status = 'expired', resolved_at = now(), resolved_by = $3, resolution_reason = 'older than the approval TTL'
+     WHERE tenant_id = $1 AND status = 'pending' AND created_at <= $2
+     RETURNING ${APPROVAL_COLUMNS}`,
+    [tenantId, cutoff, resolvedBy],
+  );
+  return result.rows.map(toApproval);
+}
+
+export interface ApprovalStatusSummary {
+  status: ApprovalStatus;
+  count: number;
+  latencyP50Ms: number | null;
+  latencyMaxMs: number | null;
+}
+
+/** Count and resolution latency (p50, max) per status for one tenant. */
+export async function summarizeApprovals(db: Queryable, tenantId: string): Promise<ApprovalStatusSummary[]> {
+  const result = await db.query<{ status: ApprovalStatus; count: string; p50: number | null; max: number | null }>(
+    `SELECT status, count(*)::text AS count,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM (resolved_at - created_at)) * 1000) AS p50,
+       max(EXTRACT(EPOCH FROM (resolved_at - created_at)) * 1000) AS max
+     FROM approvals WHERE tenant_id = $1 GROUP BY status ORDER BY status`,
+    [tenantId],
+  );
+  return result.rows.map((row) => ({
+    status: row.status,
+    count: Number(row.count),
+    latencyP50Ms: row.p50 === null ? null : Math.round(Number(row.p50)),
+    latencyMaxMs: row.max === null ? null : Math.round(Number(row.max)),
+  }));
+}
