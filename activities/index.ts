@@ -1,9 +1,21 @@
 import type { ActivityDependencies } from './dependencies.ts';
+import { createClusterActivities } from './cluster.ts';
+import { createDistillActivities } from './distill.ts';
+import { createEmbedActivities } from './embed.ts';
+import { createExtractActivities } from './extract.ts';
+import { createInstallActivities } from './install.ts';
+import { createPassActivities } from './passes.ts';
 import { createStackCheckActivities } from './stack-check.ts';
 
 /** Every activity the worker registers, built over injected dependencies. */
 export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createStackCheckActivities(dependencies),
+  ...createPassActivities(dependencies),
+  ...createExtractActivities(dependencies),
+  ...createEmbedActivities(dependencies),
+  ...createClusterActivities(dependencies),
+  ...createDistillActivities(dependencies),
+  ...createInstallActivities(dependencies),
 });
 
 export type Activities = ReturnType<typeof createActivities>;

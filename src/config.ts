@@ -42,9 +42,37 @@ const environmentSchema = z.object({
   SKILLSMITH_SIMILARITY_TAU: fraction.default(0.82),
   SKILLSMITH_CLUSTER_LINKAGE: z.enum(['average', 'complete', 'single']).default('average'),
   SKILLSMITH_MIN_OCCURRENCES: positiveInt.default(3),
-  SKILLSMITH_MIN_SUCCESS_RATE: fraction.default(0.7),
+  SKILLSMITH_MIN_SUCCESS_RATE: fraction.default(0.8),
   SKILLSMITH_MIN_STEPS: positiveInt.default(3),
-  SKILLSMITH_MAX_CLUSTERS_PER_PASS: positiveInt.default(20),
+  SKILLSMITH_MAX_CLUSTERS_PER_PASS: positiveInt.default(10),
+  SKILLSMITH_SYNTHESIS_ENABLED: booleanFlag.default(true),
+  SKILLSMITH_DISTILLER: z.enum(['llm', 'extractive']).default('llm'),
+
+  SKILLSMITH_LLM_BASE_URL: z.url({ message: 'an http(s) URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1' }).optional(),
+  SKILLSMITH_LLM_MODEL: z.string().min(1).default('llama3.1'),
+  SKILLSMITH_LLM_API_KEY: z.string().min(1).optional(),
+  SKILLSMITH_LLM_TIMEOUT_MS: positiveInt.default(120_000),
+
+  SKILLSMITH_API_HOST: z.string().min(1).default('127.0.0.1'),
+  SKILLSMITH_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+  SKILLSMITH_API_TOKENS: z.string().min(1).optional(),
+  SKILLSMITH_API_BODY_LIMIT: positiveInt.default(1_048_576),
+  SKILLSMITH_SKILL_SYNC_MAX_BYTES: positiveInt.default(4096),
+
+  SKILLSMITH_AUTHORING_ENABLED: booleanFlag.default(false),
+  SKILLSMITH_REVIEW_ENABLED: booleanFlag.default(false),
+  SKILLSMITH_APPROVAL_PROFILE: z.enum(['none', 'skill_authoring']).default('none'),
+  SKILLSMITH_APPROVAL_TTL_HOURS: positiveInt.default(72),
+}).superRefine((environment, context) => {
+  // The 002 spec's rollout controls: background review is invalid without foreground authoring.
+  if (environment.SKILLSMITH_REVIEW_ENABLED && !environment.SKILLSMITH_AUTHORING_ENABLED) {
+    context.addIssue({
+      code: 'custom',
+      path: ['SKILLSMITH_REVIEW_ENABLED'],
+      message:
+        'background review requires foreground authoring: set SKILLSMITH_AUTHORING_ENABLED=true, or SKILLSMITH_REVIEW_ENABLED=false',
+    });
+  }
 });
 
 export type Environment = z.input<typeof environmentSchema>;
@@ -79,6 +107,32 @@ export interface Config {
     minSuccessRate: number;
     minSteps: number;
     maxClustersPerPass: number;
+    enabled: boolean;
+    distiller: 'llm' | 'extractive';
+  };
+  llm: {
+    baseUrl: string | undefined;
+    model: string;
+    apiKey: string | undefined;
+    timeoutMs: number;
+  };
+  api: {
+    host: string;
+    port: number;
+    /** JSON array of {token, tenantId, principal, scopes} or the path of a file holding one. */
+    tokens: string | undefined;
+    bodyLimitBytes: number;
+  };
+  /** `skills sync` warns skill_too_large for a SKILL.md over this many bytes. */
+  skillSyncMaxBytes: number;
+  authoring: {
+    /** Foreground skill_manage (SKILLSMITH_AUTHORING_ENABLED). */
+    enabled: boolean;
+    /** Background review (SKILLSMITH_REVIEW_ENABLED); requires `enabled`. */
+    reviewEnabled: boolean;
+    /** `skill_authoring`: every skill_manage write waits for an approval. */
+    approvalProfile: 'none' | 'skill_authoring';
+    approvalTtlHours: number;
   };
 }
 
@@ -139,6 +193,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       minSuccessRate: e.SKILLSMITH_MIN_SUCCESS_RATE,
       minSteps: e.SKILLSMITH_MIN_STEPS,
       maxClustersPerPass: e.SKILLSMITH_MAX_CLUSTERS_PER_PASS,
+      enabled: e.SKILLSMITH_SYNTHESIS_ENABLED,
+      distiller: e.SKILLSMITH_DISTILLER,
+    },
+    llm: {
+      baseUrl: e.SKILLSMITH_LLM_BASE_URL,
+      model: e.SKILLSMITH_LLM_MODEL,
+      apiKey: e.SKILLSMITH_LLM_API_KEY,
+      timeoutMs: e.SKILLSMITH_LLM_TIMEOUT_MS,
+    },
+    api: {
+      host: e.SKILLSMITH_API_HOST,
+      port: e.SKILLSMITH_API_PORT,
+      tokens: e.SKILLSMITH_API_TOKENS,
+      bodyLimitBytes: e.SKILLSMITH_API_BODY_LIMIT,
+    },
+    skillSyncMaxBytes: e.SKILLSMITH_SKILL_SYNC_MAX_BYTES,
+    authoring: {
+      enabled: e.SKILLSMITH_AUTHORING_ENABLED,
+      reviewEnabled: e.SKILLSMITH_REVIEW_ENABLED,
+      approvalProfile: e.SKILLSMITH_APPROVAL_PROFILE,
+      approvalTtlHours: e.SKILLSMITH_APPROVAL_TTL_HOURS,
     },
   };
 }

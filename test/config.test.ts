@@ -12,9 +12,11 @@ describe('configuration', () => {
       similarityTau: 0.82,
       linkage: 'average',
       minOccurrences: 3,
-      minSuccessRate: 0.7,
+      minSuccessRate: 0.8,
       minSteps: 3,
-      maxClustersPerPass: 20,
+      maxClustersPerPass: 10,
+      enabled: true,
+      distiller: 'llm',
     });
   });
 
@@ -51,5 +53,31 @@ describe('configuration', () => {
 
   it('treats an empty variable as unset', () => {
     expect(loadConfig({ DATABASE_URL: '' }).databaseUrl).toBeUndefined();
+  });
+});
+
+describe('configuration: authoring rollout controls', () => {
+  it('keeps foreground authoring and background review off by default, with no approval profile', () => {
+    expect(loadConfig({}).authoring).toEqual({
+      enabled: false,
+      reviewEnabled: false,
+      approvalProfile: 'none',
+      approvalTtlHours: 72,
+    });
+  });
+
+  it('refuses background review with foreground authoring off, naming both variables', () => {
+    const attempt = () => loadConfig({ SKILLSMITH_REVIEW_ENABLED: 'true' });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(/SKILLSMITH_REVIEW_ENABLED.*SKILLSMITH_AUTHORING_ENABLED/);
+    try {
+      attempt();
+    } catch (error) {
+      expect((error as ConfigError).variable).toBe('SKILLSMITH_REVIEW_ENABLED');
+    }
+    expect(loadConfig({ SKILLSMITH_REVIEW_ENABLED: 'true', SKILLSMITH_AUTHORING_ENABLED: 'true' }).authoring).toMatchObject({
+      enabled: true,
+      reviewEnabled: true,
+    });
   });
 });

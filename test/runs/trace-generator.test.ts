@@ -72,7 +72,7 @@ describe('trace generator', () => {
   });
 
   it('regenerates the committed sample fixture byte for byte (200 runs, seed 7)', async () => {
-    const committed = await readFile(new URL('../fixtures/sample-runs.jsonl', import.meta.url), 'utf8');
+    const committed = await readFile(new URL('../../src/demo/sample-runs.jsonl', import.meta.url), 'utf8');
     const regenerated = generateRuns({ seed: 7, runs: 200 })
       .map(({ report }) => {
         const { tenantId: _tenantId, ...line } = report;

@@ -8,7 +8,7 @@ import { countRuns, findRun } from '../../src/runs/run-repository.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 
-const sampleFile = fileURLToPath(new URL('../fixtures/sample-runs.jsonl', import.meta.url));
+const sampleFile = fileURLToPath(new URL('../../src/demo/sample-runs.jsonl', import.meta.url));
 
 let database: TestDatabase;
 let directory: string;

@@ -2,6 +2,7 @@ import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
+import { createActivityDependencies } from '../../workers/composition-root.ts';
 import { createWorker } from '../../workers/worker.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 
@@ -28,7 +29,7 @@ describe('the Temporal path, for real', () => {
       address: inject('temporalAddress'),
       namespace: 'default',
       taskQueue,
-      dependencies: { pool: database.pool, config, logger: createLogger('silent') },
+      dependencies: createActivityDependencies(database.pool, config, createLogger('silent')),
     });
     const result = await worker.runUntil(
       client.workflow.execute('stackCheck', { taskQueue, workflowId: `stack-check/${taskQueue}` }),
@@ -56,7 +57,7 @@ describe('the Temporal path, for real', () => {
       address: inject('temporalAddress'),
       namespace: 'default',
       taskQueue,
-      dependencies: { pool: deadPool, config: loadConfig({}), logger: createLogger('silent') },
+      dependencies: createActivityDependencies(deadPool, loadConfig({}), createLogger('silent')),
     });
     const run = client.workflow.execute('stackCheck', {
       taskQueue,
@@ -67,6 +68,6 @@ describe('the Temporal path, for real', () => {
     await workerConnection.close();
     await deadPool.end();
     expect(failure).toBeInstanceOf(WorkflowFailedError);
-    expect(String((failure as WorkflowFailedError).cause?.cause?.message ?? '')).toMatch(/ECONNREFUSED|connect/);
+    expect(String(((failure as WorkflowFailedError).cause?.cause as Error | undefined)?.message ?? '')).toMatch(/ECONNREFUSED|connect/);
   });
 });

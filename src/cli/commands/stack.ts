@@ -1,12 +1,8 @@
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../infra/embedded-postgres.ts';
 import { resolveTemporalCli } from '../../infra/temporal-cli.ts';
-import { startTemporalDevServer, type TemporalDevServer } from '../../infra/temporal-dev-server.ts';
-import { readStackFile, removeStackFile, stackFilePath, writeStackFile } from '../../stack-file.ts';
-import { createPool } from '../../store/database.ts';
-import { migrate } from '../../store/migrations.ts';
-import type { CliContext, RunningWorker } from '../context.ts';
+import { readStackFile, removeStackFile, stackFilePath, writeStackFile, type StackFile } from '../../stack-file.ts';
+import type { CliContext } from '../context.ts';
+import { startLocalStack } from '../local-stack.ts';
 
 export function registerStackCommands(program: Command, context: CliContext): void {
   const { config, logger } = context;
@@ -17,76 +13,38 @@ export function registerStackCommands(program: Command, context: CliContext): vo
     .option('--check-only', 'start everything, run the stack check, print it, and stop', false)
     .action(async (options: { checkOnly: boolean }, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
-      const existing = await readStackFile(config.home);
-      if (existing) throw new Error(`a stack is already running (pid ${existing.pid}, ${stackFilePath(config.home)})`);
-
-      const stops: Array<() => Promise<void>> = [];
-      const stopAll = async () => {
-        for (const stop of stops.reverse()) await stop().catch((error: Error) => logger.error({ err: error }, 'stop failed'));
-      };
+      const stack = await startLocalStack(context);
       try {
-        let temporal: Pick<TemporalDevServer, 'address' | 'uiUrl'>;
-        if (config.temporal.address) {
-          temporal = { address: config.temporal.address, uiUrl: undefined };
-        } else {
-          const server = await startTemporalDevServer({
-            home: config.home,
-            cliPath: config.temporal.cliPath,
-            port: config.temporal.port,
-            uiPort: config.temporal.uiPort,
-            dbFile: resolve(config.home, 'temporal.db'),
-            namespace: config.temporal.namespace,
-            onProgress: (message) => logger.info(message),
-          });
-          stops.push(server.stop);
-          temporal = server;
-          logger.info({ address: server.address, origin: server.origin }, 'temporal dev server is up');
-        }
-
-        let databaseUrl = config.databaseUrl;
-        let embedded: EmbeddedPostgres | undefined;
-        if (!databaseUrl) {
-          embedded = await startEmbeddedPostgres({ dataDir: resolve(config.home, 'pgdata'), port: config.postgresPort });
-          stops.push(embedded.stop);
-          databaseUrl = embedded.url;
-        }
-        const pool = createPool(databaseUrl);
-        await migrate(pool).finally(() => pool.end());
-
-        const worker: RunningWorker = await context.runtime.startWorker({ temporalAddress: temporal.address, databaseUrl });
-        stops.push(worker.shutdown);
-        const check = await context.runtime.checkStack({ temporalAddress: temporal.address });
-
-        const stack = {
+        const check = await context.runtime.checkStack({ temporalAddress: stack.temporalAddress });
+        const record: StackFile = {
           pid: process.pid,
           startedAt: new Date().toISOString(),
-          temporalAddress: temporal.address,
-          temporalUiUrl: temporal.uiUrl ?? null,
+          temporalAddress: stack.temporalAddress,
+          temporalUiUrl: stack.temporalUiUrl ?? null,
           namespace: config.temporal.namespace,
           taskQueue: config.temporal.taskQueue,
-          databaseUrl,
-          embeddedDatabase: embedded !== undefined,
+          databaseUrl: stack.databaseUrl,
+          embeddedDatabase: stack.embeddedDatabase,
         };
-        context.output.result(json, { ...stack, check }, () =>
+        context.output.result(json, { ...record, check }, () =>
           [
-            `temporal   ${stack.temporalAddress} (namespace ${stack.namespace}, task queue ${stack.taskQueue})`,
-            `web ui     ${stack.temporalUiUrl ?? '(external Temporal: use its own UI)'}`,
-            `postgres   ${stack.databaseUrl} (${stack.embeddedDatabase ? 'embedded PGlite' : 'external'}, PostgreSQL ${check.serverVersion}, pgvector ${check.vectorExtension})`,
+            `temporal   ${record.temporalAddress} (namespace ${record.namespace}, task queue ${record.taskQueue})`,
+            `web ui     ${record.temporalUiUrl ?? '(external Temporal: use its own UI)'}`,
+            `postgres   ${record.databaseUrl} (${record.embeddedDatabase ? 'embedded PGlite' : 'external'}, PostgreSQL ${check.serverVersion}, pgvector ${check.vectorExtension})`,
             `worker     running; stack check passed (${check.migrations} migrations applied)`,
             options.checkOnly ? 'stopping (--check-only)' : `stack file ${stackFilePath(config.home)} — Ctrl-C stops everything`,
           ].join('\n'),
         );
         if (options.checkOnly) return;
-
-        await writeStackFile(config.home, stack);
-        stops.push(() => removeStackFile(config.home));
+        await writeStackFile(config.home, record);
         await new Promise<void>((done) => {
           process.once('SIGINT', done);
           process.once('SIGTERM', done);
-          void worker.done.then(done);
+          void stack.worker.done.then(done);
         });
       } finally {
-        await stopAll();
+        await removeStackFile(config.home);
+        await stack.stop();
       }
     });
 

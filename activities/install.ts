@@ -1,0 +1,37 @@
+import type { ActivityDependencies } from './dependencies.ts';
+import { failFastOn } from './failures.ts';
+import { EmbeddingDimensionMismatch, EmbeddingModelUnavailable } from '../src/embedding/embedding-errors.ts';
+import { SkillNameNotUnique, SkillValidationError } from '../src/skills/validation-errors.ts';
+import { SkillRevisionConflict, SkillSourceImmutable } from '../src/skills/skill-errors.ts';
+import { markClusterSkipped } from '../src/synthesis/pass-repository.ts';
+import { ProvenanceUnverified, reconcileAndInstall, type InstallOutcome } from '../src/synthesis/install-candidate.ts';
+
+export interface InstallClusterInput {
+  tenantId: string;
+  passId: string;
+  clusterKey: string;
+}
+
+export type InstallClusterResult = InstallOutcome | { decision: 'skipped'; reason: string };
+
+/** Store-level refusals skip the cluster with the reason; they are not worth a retry. */
+const refusals = [SkillValidationError, SkillNameNotUnique, SkillSourceImmutable, SkillRevisionConflict, ProvenanceUnverified];
+
+/** RECONCILE + INSTALL in one transaction per cluster, idempotent on (pass, cluster). */
+export const createInstallActivities = ({ pool, config, skills, embedder }: ActivityDependencies) => ({
+  async reconcileAndInstall(input: InstallClusterInput): Promise<InstallClusterResult> {
+    return failFastOn([EmbeddingModelUnavailable, EmbeddingDimensionMismatch], async () => {
+      try {
+        return await reconcileAndInstall(
+          { pool, skills, embedder: await embedder(), similarityTau: config.synthesis.similarityTau, defaultLicense: config.skillLicense },
+          input,
+        );
+      } catch (error) {
+        if (!refusals.some((refusal) => error instanceof refusal)) throw error;
+        const reason = `install refused: ${(error as Error).name}: ${(error as Error).message}`;
+        await markClusterSkipped(pool, input.tenantId, input.passId, input.clusterKey, reason);
+        return { decision: 'skipped', reason };
+      }
+    });
+  },
+});

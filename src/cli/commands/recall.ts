@@ -1,0 +1,67 @@
+import type { Command } from 'commander';
+import { createEmbedder } from '../../embedding/embedder.ts';
+import { listProcedures, setProcedureEnabled, type Procedure } from '../../procedures/procedure-repository.ts';
+import { recallSkill } from '../../recall/recall.ts';
+import { createSkillRepository } from '../../store/skill-repository.ts';
+import type { CliContext } from '../context.ts';
+
+type GlobalOptions = { tenant: string; json: boolean };
+
+function formatProcedure(procedure: Procedure): string {
+  const state = procedure.supersededBy ? 'superseded' : procedure.enabled ? 'enabled' : 'disabled';
+  return `${procedure.name}@${procedure.revision}  ${state}  ${procedure.successCount}/${procedure.attemptCount} ok  last used ${procedure.lastUsedAt?.toISOString() ?? 'never'}\n  ${procedure.whenToUse}`;
+}
+
+export function registerRecallCommands(program: Command, context: CliContext): void {
+  const { config } = context;
+
+  program
+    .command('recall <goal>')
+    .description('the learned skills matching a goal (enabled, not superseded, cosine ≥ τ)')
+    .option('--top-k <k>', 'at most this many', '2')
+    .action(async (goal: string, options: { topK: string }, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const pool = await context.openPool();
+      const matches = await recallSkill(
+        {
+          pool,
+          skills: createSkillRepository({ pool, defaultLicense: config.skillLicense }),
+          embedder: await createEmbedder(config.embedding),
+          similarityTau: config.synthesis.similarityTau,
+        },
+        tenant,
+        { goal, topK: options.topK },
+      );
+      context.output.result(json, { goal, matches }, () =>
+        matches.length
+          ? matches
+              .map((match) => `${match.name}@${match.revision}  score ${match.score.toFixed(3)}  tools ${match.toolsRequired.join(', ')}\n${match.whenToUse}\n\n${match.body}`)
+              .join('\n\n---\n\n')
+          : `no learned skill matches (τ = ${config.synthesis.similarityTau})`,
+      );
+    });
+
+  const procedures = program
+    .command('procedures')
+    .description('learned skills and their track records')
+    .action(async (_options, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const rows = await listProcedures(await context.openPool(), tenant);
+      context.output.result(json, { procedures: rows }, () => (rows.length ? rows.map(formatProcedure).join('\n') : `no procedures yet for tenant ${tenant}`));
+    });
+
+  for (const [name, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
+    procedures
+      .command(`${name} <name>`)
+      .description(enabled ? 'make a procedure recallable again' : 'stop recalling a procedure (kept, not deleted)')
+      .action(async (procedureName: string, _options, command: Command) => {
+        const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+        const procedure = await setProcedureEnabled(await context.openPool(), tenant, procedureName, enabled);
+        context.logger.info({ tenantId: tenant, procedure: procedure.name, enabled }, `procedure ${name}d`);
+        context.output.result(json, procedure, () => formatProcedure(procedure));
+      });
+  }
+}

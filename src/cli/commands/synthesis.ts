@@ -1,0 +1,204 @@
+import { Presets, SingleBar } from 'cli-progress';
+import type { Command } from 'commander';
+import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import {
+  deleteSynthesisSchedule,
+  describeSynthesisSchedule,
+  passResult,
+  pauseSynthesisSchedule,
+  queryPassProgress,
+  resumeSynthesisSchedule,
+  setSynthesisSchedule,
+  startSynthesisPass,
+} from '../../client/synthesis-client.ts';
+import { passScheduleId, type PassProgress } from '../../synthesis/pass-contract.ts';
+import { getPass, listPassClusters, listPasses, type PassRecord } from '../../synthesis/pass-repository.ts';
+import type { CliContext } from '../context.ts';
+
+type GlobalOptions = { tenant: string; json: boolean };
+
+export function workflowUiLink(uiUrl: string | undefined, namespace: string, workflowId: string): string | undefined {
+  return uiUrl ? `${uiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(workflowId)}` : undefined;
+}
+
+export function formatPass(pass: PassRecord): string {
+  const c = pass.counts;
+  return [
+    `${pass.id}  ${pass.status}${pass.outcome ? ` (${pass.outcome})` : ''}`,
+    `  runs seen ${c.runsSeen}, sequences ${c.sequences}, clusters ${c.clusters}, qualifying ${c.qualifying}`,
+    `  added ${c.added}, updated ${c.updated}, noop ${c.noop}, superseded ${c.superseded}, skipped ${c.skipped}`,
+    `  distiller ${pass.distiller}, ${pass.full ? 'full' : `since ${pass.since ?? 'the beginning'}`}, started ${pass.startedAt}${pass.finishedAt ? `, finished ${pass.finishedAt}` : ''}`,
+  ].join('\n');
+}
+
+function describeProgress(progress: PassProgress): string {
+  const counts = Object.entries(progress.counts)
+    .map(([key, value]) => `${key} ${value}`)
+    .join(', ');
+  const clusters = progress.stage === 'distilling' ? ` ${progress.clustersDone}/${progress.clustersTotal} clusters` : '';
+  return `${progress.stage}${clusters}${counts ? ` (${counts})` : ''}`;
+}
+
+/**
+ * Polls the pass's progress query until it ends: a live bar over the clusters on a terminal,
+ * one line per change otherwise (both on stderr, so stdout stays the summary).
+ */
+export async function watchPass(handle: WorkflowHandle, intervalMs = 1_000): Promise<PassRecord> {
+  const bar = process.stderr.isTTY
+    ? new SingleBar({ format: '{bar} {value}/{total} clusters | {status}', stream: process.stderr, hideCursor: true }, Presets.shades_classic)
+    : undefined;
+  bar?.start(0, 0, { status: 'starting' });
+  let last = '';
+  let done = false;
+  const result = passResult(handle).finally(() => {
+    done = true;
+  });
+  while (!done) {
+    try {
+      const progress = await queryPassProgress(handle);
+      const line = describeProgress(progress);
+      if (bar) {
+        bar.setTotal(progress.clustersTotal);
+        bar.update(progress.clustersDone, { status: line });
+      } else if (line !== last) {
+        process.stderr.write(`${line}\n`);
+      }
+      last = line;
+    } catch {
+      // The pass may finish between two polls; the result below tells.
+    }
+    await Promise.race([result.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, intervalMs))]);
+  }
+  bar?.stop();
+  return result;
+}
+
+export function registerSynthesisCommands(program: Command, context: CliContext): void {
+  const { config } = context;
+
+  program
+    .command('synthesize')
+    .description('start a synthesis pass now (extract → embed → cluster → distill → reconcile → install)')
+    .option('--wait', 'show progress and print the pass summary when it ends', false)
+    .option('--full', 'consider every run, not only those since the last completed pass', false)
+    .action(async (options: { wait: boolean; full: boolean }, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const client = await context.temporalClient();
+      const handle = await startSynthesisPass(client, { tenantId: tenant, full: options.full, taskQueue: config.temporal.taskQueue });
+      const link = workflowUiLink(await context.temporalUiUrl(), config.temporal.namespace, handle.workflowId);
+      if (!options.wait) {
+        context.output.result(json, { workflowId: handle.workflowId, runId: handle.firstExecutionRunId, uiUrl: link ?? null }, () =>
+          [`started ${handle.workflowId}`, link ? `watch it: ${link}` : ''].filter(Boolean).join('\n'),
+        );
+        return;
+      }
+      if (!json) process.stderr.write(`started ${handle.workflowId}${link ? `\n${link}` : ''}\n`);
+      const pass = json ? await passResult(handle) : await watchPass(handle);
+      context.output.result(json, { ...pass, uiUrl: link ?? null }, () => formatPass(pass));
+      if (pass.status === 'failed') process.exitCode = 1;
+    });
+
+  const passes = program
+    .command('passes')
+    .description('synthesis passes and their counts, newest first')
+    .option('--limit <n>', 'how many', '20')
+    .action(async (options: { limit: string }, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const limit = Number(options.limit);
+      if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new Error(`invalid --limit ${options.limit}: 1..1000`);
+      const records = await listPasses(await context.openPool(), tenant, limit);
+      context.output.result(json, { passes: records }, () =>
+        records.length ? records.map(formatPass).join('\n') : `no passes yet for tenant ${tenant}`,
+      );
+    });
+
+  passes
+    .command('show <id>')
+    .description('one pass with every cluster it found and what became of it')
+    .action(async (id: string, _options, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const pool = await context.openPool();
+      const pass = await getPass(pool, tenant, id);
+      if (!pass) throw new Error(`no pass ${JSON.stringify(id)} in tenant ${tenant}`);
+      const clusters = (await listPassClusters(pool, tenant, id)).map(({ candidate, runIds, successfulRunIds, ...cluster }) => ({
+        ...cluster,
+        runCount: runIds.length,
+      }));
+      context.output.result(json, { ...pass, clusters }, () =>
+        [
+          formatPass(pass),
+          ...clusters.map(
+            (cluster) =>
+              `  ${cluster.clusterKey} size ${cluster.size}, ${(cluster.successRate * 100).toFixed(0)}% ok: ` +
+              (cluster.qualifying
+                ? `${cluster.status}${cluster.decision ? ` ${cluster.decision} ${cluster.skillName}@${cluster.revision}` : ''}${cluster.skipReason ? ` (${cluster.skipReason})` : ''}`
+                : `not qualifying (${cluster.reason})`),
+          ),
+        ].join('\n'),
+      );
+    });
+
+  passes
+    .command('cancel <id>')
+    .description('cancel a running pass: in-flight activities stop at their next heartbeat, nothing is half-installed')
+    .action(async (id: string, _options, command: Command) => {
+      const { json } = command.optsWithGlobals<GlobalOptions>();
+      const client = await context.temporalClient();
+      try {
+        await client.workflow.getHandle(id).cancel();
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) throw new Error(`no running pass ${JSON.stringify(id)}`);
+        throw error;
+      }
+      context.output.result(json, { workflowId: id, cancelRequested: true }, () => `cancel requested for ${id}`);
+    });
+
+  const schedule = program.command('schedule').description("the tenant's Temporal Schedule of synthesis passes");
+
+  schedule
+    .command('set')
+    .description('create or change the schedule (overlapping passes are skipped)')
+    .requiredOption('--every <interval>', 'e.g. 24h, 6h, 90m, 1d')
+    .action(async (options: { every: string }, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const client = await context.temporalClient();
+      await setSynthesisSchedule(client, { tenantId: tenant, every: options.every, taskQueue: config.temporal.taskQueue });
+      const description = await describeSynthesisSchedule(client, tenant);
+      context.output.result(json, description, () => `schedule ${description.scheduleId}: every ${options.every}, next ${description.nextActionTimes[0] ?? '—'}`);
+    });
+
+  schedule
+    .command('show')
+    .action(async (_options, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const description = await describeSynthesisSchedule(await context.temporalClient(), tenant).catch((error: Error) => {
+        if (error.name === 'ScheduleNotFoundError') throw new Error(`no schedule ${passScheduleId(tenant)}: create one with \`skillsmith schedule set --every 24h\``);
+        throw error;
+      });
+      context.output.result(json, description, () =>
+        [
+          `${description.scheduleId}: every ${description.every.join(', ')}${description.paused ? ' (paused)' : ''}`,
+          `next: ${description.nextActionTimes.slice(0, 3).join(', ') || '—'}`,
+          ...description.recentActions.map((action) => `ran ${action.workflowId} at ${action.scheduledAt}`),
+        ].join('\n'),
+      );
+    });
+
+  for (const [name, describe, act] of [
+    ['pause', 'pause the schedule', (tenant: string) => context.temporalClient().then((client) => pauseSynthesisSchedule(client, tenant, 'paused from the skillsmith CLI'))],
+    ['resume', 'resume a paused schedule', (tenant: string) => context.temporalClient().then((client) => resumeSynthesisSchedule(client, tenant))],
+    ['delete', 'delete the schedule (passes already run are kept)', (tenant: string) => context.temporalClient().then((client) => deleteSynthesisSchedule(client, tenant))],
+  ] as const) {
+    schedule
+      .command(name)
+      .description(describe)
+      .action(async (_options, command: Command) => {
+        const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+        await act(tenant).catch((error: Error) => {
+          if (error.name === 'ScheduleNotFoundError') throw new Error(`no schedule ${passScheduleId(tenant)}`);
+          throw error;
+        });
+        context.output.result(json, { scheduleId: passScheduleId(tenant), action: name }, () => `${name}: ${passScheduleId(tenant)}`);
+      });
+  }
+}

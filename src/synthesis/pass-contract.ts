@@ -1,0 +1,32 @@
+import type { PassCounts } from './pass-repository.ts';
+
+/** The synthesisPass workflow's input and progress query: shared by the workflow and its clients. */
+
+export const SYNTHESIS_WORKFLOW_TYPE = 'synthesisPass';
+export const PASS_PROGRESS_QUERY = 'progress';
+
+export interface SynthesisPassInput {
+  tenantId: string;
+  /** All runs, not only those since the last completed pass. */
+  full?: boolean;
+}
+
+export type PassStage = 'starting' | 'extracting' | 'embedding' | 'clustering' | 'distilling' | 'finishing' | 'done';
+
+export interface PassProgress {
+  stage: PassStage;
+  counts: Partial<PassCounts>;
+  clustersDone: number;
+  clustersTotal: number;
+  outcome: string | null;
+}
+
+/** Readable in the Temporal UI: `synthesis/<tenant>/<iso-time>`. */
+export function passWorkflowId(tenantId: string, at: Date): string {
+  return `synthesis/${tenantId}/${at.toISOString()}`;
+}
+
+/** The Temporal Schedule of a tenant's passes. */
+export function passScheduleId(tenantId: string): string {
+  return `synthesis/${tenantId}`;
+}

@@ -1,0 +1,114 @@
+import {
+  CancellationScope,
+  defineQuery,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities/index.ts';
+import type { PassRecord } from '../src/synthesis/pass-repository.ts';
+import { PASS_PROGRESS_QUERY, type PassProgress, type SynthesisPassInput } from '../src/synthesis/pass-contract.ts';
+import { synthesizeCluster } from './synthesize-cluster.ts';
+
+// Bookkeeping on the passes table: short, retried generously.
+const { beginPass, recordPassCounts, finishPass } = proxyActivities<Activities>({
+  summary: 'pass record',
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 10 },
+});
+
+const { extractRuns } = proxyActivities<Activities>({
+  summary: 'extract runs since the last successful pass',
+  startToCloseTimeout: '10 minutes',
+  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumAttempts: 5 },
+});
+
+// Long and heartbeating: a lost worker is noticed within the heartbeat timeout, and a cancel reaches it.
+const { embedGoals } = proxyActivities<Activities>({
+  summary: 'embed goals without a cached embedding',
+  startToCloseTimeout: '4 hours',
+  heartbeatTimeout: '2 minutes',
+  retry: {
+    initialInterval: '5 seconds',
+    backoffCoefficient: 2,
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: ['EmbeddingModelUnavailable', 'EmbeddingDimensionMismatch'],
+  },
+});
+
+const { clusterPassGoals } = proxyActivities<Activities>({
+  summary: 'cluster goals at cosine ≥ τ and qualify clusters',
+  startToCloseTimeout: '1 hour',
+  heartbeatTimeout: '5 minutes',
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['GoalsNotEmbedded'] },
+});
+
+export const passProgressQuery = defineQuery<PassProgress>(PASS_PROGRESS_QUERY);
+
+/**
+ * One synthesis pass, id `synthesis/<tenant>/<iso-time>`: extract → embed → cluster → one child
+ * workflow per qualifying cluster (distill → reconcile → install). Only ids and counts travel
+ * through history. An unusable LLM stops the pass before any further install; a failure or a
+ * cancel is recorded on the pass before the workflow ends.
+ */
+export async function synthesisPass(input: SynthesisPassInput): Promise<PassRecord> {
+  const { workflowId: passId, runId } = workflowInfo();
+  const { tenantId } = input;
+  const progress: PassProgress = { stage: 'starting', counts: {}, clustersDone: 0, clustersTotal: 0, outcome: null };
+  setHandler(passProgressQuery, () => progress);
+  const finish = async (status: 'completed' | 'skipped' | 'failed' | 'cancelled', outcome: string | null) => {
+    progress.stage = 'finishing';
+    const record = await finishPass({ tenantId, passId, status, outcome });
+    progress.stage = 'done';
+    progress.counts = record.counts;
+    progress.outcome = record.outcome;
+    upsertMemo({ tenantId, status: record.status, outcome: record.outcome, ...record.counts });
+    return record;
+  };
+
+  const begun = await beginPass({ tenantId, passId, workflowRunId: runId, full: input.full ?? false });
+  upsertMemo({ tenantId, distiller: begun.distiller, since: begun.since });
+  if (begun.disabled) return await finish('skipped', 'skipped: synthesis disabled');
+
+  try {
+    progress.stage = 'extracting';
+    const extracted = await extractRuns({ tenantId, since: begun.since });
+    progress.counts = { runsSeen: extracted.runsInWindow, sequences: extracted.successfulSequences };
+
+    progress.stage = 'embedding';
+    await embedGoals({ tenantId });
+
+    progress.stage = 'clustering';
+    const clustered = await clusterPassGoals({ tenantId, passId, since: extracted.since, until: extracted.until });
+    progress.counts = { ...progress.counts, clusters: clustered.clusterCount, qualifying: clustered.clusterKeys.length };
+    progress.clustersTotal = clustered.clusterKeys.length;
+    await recordPassCounts({ tenantId, passId, counts: progress.counts });
+    upsertMemo({ ...progress.counts });
+
+    progress.stage = 'distilling';
+    let stoppedBecause: string | null = null;
+    // One cluster at a time: each reconciles against what the previous ones installed.
+    for (const clusterKey of clustered.clusterKeys) {
+      const result = await executeChild(synthesizeCluster, {
+        workflowId: `${passId}/cluster/${clusterKey}`,
+        args: [{ tenantId, passId, clusterKey }],
+      });
+      progress.clustersDone += 1;
+      if (result.decision === 'llm-unavailable') {
+        stoppedBecause = `skipped: llm unavailable (${result.reason})`;
+        break;
+      }
+    }
+    return await finish(stoppedBecause ? 'skipped' : 'completed', stoppedBecause);
+  } catch (error) {
+    if (isCancellation(error)) {
+      await CancellationScope.nonCancellable(() => finish('cancelled', 'cancelled'));
+    } else {
+      await finish('failed', `failed: ${(error as Error).message}`);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,56 @@
+import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.ts';
+import type { InstallClusterResult } from '../activities/install.ts';
+
+// The LLM call: one attempt may take long; an unreachable model is retried briefly, then stops the pass.
+const { distillCluster } = proxyActivities<Activities>({
+  summary: 'distil the cluster into a SKILL.md candidate',
+  startToCloseTimeout: '5 minutes',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: ['LlmNotConfigured', 'LlmResponseInvalid'],
+  },
+});
+
+// One short transaction (plus one embedding of when_to_use).
+const { reconcileAndInstall } = proxyActivities<Activities>({
+  summary: 'reconcile against existing procedures and install',
+  startToCloseTimeout: '2 minutes',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumAttempts: 5,
+    nonRetryableErrorTypes: ['EmbeddingModelUnavailable', 'EmbeddingDimensionMismatch'],
+  },
+});
+
+export interface SynthesizeClusterInput {
+  tenantId: string;
+  passId: string;
+  clusterKey: string;
+}
+
+export type SynthesizeClusterResult =
+  | InstallClusterResult
+  | { decision: 'llm-unavailable'; reason: string };
+
+/** Error types that mean the model cannot be used at all: the pass stops installing. */
+export const LLM_UNAVAILABLE_TYPES = ['LlmUnavailable', 'LlmNotConfigured', 'LlmResponseInvalid'];
+
+/** One qualifying cluster of a pass: distill → reconcile → install. */
+export async function synthesizeCluster(input: SynthesizeClusterInput): Promise<SynthesizeClusterResult> {
+  let distilled;
+  try {
+    distilled = await distillCluster(input);
+  } catch (error) {
+    const cause = error instanceof ActivityFailure ? error.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type && LLM_UNAVAILABLE_TYPES.includes(cause.type)) {
+      return { decision: 'llm-unavailable', reason: cause.message };
+    }
+    throw error;
+  }
+  if (distilled.status === 'skipped') return { decision: 'skipped', reason: distilled.reason };
+  return await reconcileAndInstall(input);
+}
