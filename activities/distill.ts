@@ -1,5 +1,6 @@
 import type { ActivityDependencies } from './dependencies.ts';
 import { failFastOn } from './failures.ts';
+import { whileHeartbeating } from './heartbeat.ts';
 import { LlmNotConfigured } from '../src/synthesis/distiller-choice.ts';
 import { LlmResponseInvalid } from '../src/llm/chat-client.ts';
 import { distillCluster, type DistillOutcome } from '../src/synthesis/distill-cluster.ts';
@@ -18,7 +19,7 @@ export interface DistillClusterInput {
 export const createDistillActivities = ({ pool, config, distiller }: ActivityDependencies) => ({
   async distillCluster(input: DistillClusterInput): Promise<DistillOutcome> {
     return failFastOn([LlmNotConfigured, LlmResponseInvalid], async () =>
-      distillCluster(pool, distiller(), { ...input, minSteps: config.synthesis.minSteps }),
+      whileHeartbeating((signal) => distillCluster(pool, distiller(), { ...input, minSteps: config.synthesis.minSteps }, signal)),
     );
   },
 });

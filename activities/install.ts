@@ -1,5 +1,6 @@
 import type { ActivityDependencies } from './dependencies.ts';
 import { failFastOn } from './failures.ts';
+import { whileHeartbeating } from './heartbeat.ts';
 import { EmbeddingDimensionMismatch, EmbeddingModelUnavailable } from '../src/embedding/embedding-errors.ts';
 import { SkillNameNotUnique, SkillValidationError } from '../src/skills/validation-errors.ts';
 import { SkillRevisionConflict, SkillSourceImmutable } from '../src/skills/skill-errors.ts';
@@ -22,10 +23,14 @@ export const createInstallActivities = ({ pool, config, skills, embedder }: Acti
   async reconcileAndInstall(input: InstallClusterInput): Promise<InstallClusterResult> {
     return failFastOn([EmbeddingModelUnavailable, EmbeddingDimensionMismatch], async () => {
       try {
-        return await reconcileAndInstall(
-          { pool, skills, embedder: await embedder(), similarityTau: config.synthesis.similarityTau, defaultLicense: config.skillLicense },
-          input,
-        );
+        const dependencies = {
+          pool,
+          skills,
+          embedder: await embedder(),
+          similarityTau: config.synthesis.similarityTau,
+          defaultLicense: config.skillLicense,
+        };
+        return await whileHeartbeating(() => reconcileAndInstall(dependencies, input));
       } catch (error) {
         if (!refusals.some((refusal) => error instanceof refusal)) throw error;
         const reason = `install refused: ${(error as Error).name}: ${(error as Error).message}`;

@@ -30,7 +30,7 @@ const { extractRuns } = proxyActivities<Activities>({
 const { embedGoals } = proxyActivities<Activities>({
   summary: 'embed goals without a cached embedding',
   startToCloseTimeout: '4 hours',
-  heartbeatTimeout: '2 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: {
     initialInterval: '5 seconds',
     backoffCoefficient: 2,

@@ -2,10 +2,12 @@ import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporali
 import type { Activities } from '../activities/index.ts';
 import type { InstallClusterResult } from '../activities/install.ts';
 
-// The LLM call: one attempt may take long; an unreachable model is retried briefly, then stops the pass.
+// The LLM call: one attempt may take long (heartbeats show the worker is alive); an unreachable
+// model is retried briefly, then stops the pass.
 const { distillCluster } = proxyActivities<Activities>({
   summary: 'distil the cluster into a SKILL.md candidate',
-  startToCloseTimeout: '5 minutes',
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: {
     initialInterval: '2 seconds',
     backoffCoefficient: 2,
@@ -18,6 +20,7 @@ const { distillCluster } = proxyActivities<Activities>({
 const { reconcileAndInstall } = proxyActivities<Activities>({
   summary: 'reconcile against existing procedures and install',
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,

@@ -11,6 +11,8 @@ export interface ChatRequest {
   user: string;
   temperature: number;
   maxTokens?: number;
+  /** Aborts the request (a cancelled pass). */
+  signal?: AbortSignal;
 }
 
 export interface ChatClient {
@@ -65,7 +67,7 @@ export function createChatClient(options: ChatClientOptions): ChatClient {
               { role: 'user', content: request.user },
             ],
           }),
-          signal: AbortSignal.timeout(options.timeoutMs),
+          signal: request.signal ? AbortSignal.any([request.signal, AbortSignal.timeout(options.timeoutMs)]) : AbortSignal.timeout(options.timeoutMs),
         });
       } catch (error) {
         const cause = (error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).name;

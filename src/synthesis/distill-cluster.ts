@@ -21,6 +21,7 @@ export async function distillCluster(
   db: Queryable,
   distiller: Distiller,
   input: { tenantId: string; passId: string; clusterKey: string; minSteps: number },
+  signal?: AbortSignal,
 ): Promise<DistillOutcome> {
   const cluster = await getPassCluster(db, input.tenantId, input.passId, input.clusterKey);
   if (cluster.status === 'skipped') return { status: 'skipped', reason: cluster.skipReason ?? 'skipped' };
@@ -40,7 +41,7 @@ export async function distillCluster(
   const evidence = buildClusterEvidence(runs, input.minSteps);
   let learned;
   try {
-    learned = await distiller.distill(evidence);
+    learned = await distiller.distill(evidence, signal ? { signal } : {});
   } catch (error) {
     if (error instanceof DistillOutputMalformed) {
       const reason = `malformed ${distiller.kind} output: ${error.message}`;

@@ -12,7 +12,7 @@ import { NEW_SKILL_VERSION, parseLearnedSkill, type LearnedSkill } from './learn
  */
 export interface Distiller {
   readonly kind: 'llm' | 'extractive';
-  distill(evidence: ClusterEvidence): Promise<LearnedSkill>;
+  distill(evidence: ClusterEvidence, options?: { signal?: AbortSignal }): Promise<LearnedSkill>;
 }
 
 /** Low temperature: the same cluster should give the same procedure. */
@@ -21,11 +21,12 @@ export const DISTILL_TEMPERATURE = 0.1;
 export function createLlmDistiller(client: ChatClient, options: { license: string }): Distiller {
   return {
     kind: 'llm',
-    async distill(evidence) {
+    async distill(evidence, { signal } = {}) {
       const output = await client.complete({
         system: DISTILL_SYSTEM_PROMPT,
         user: buildDistillUserPrompt(evidence),
         temperature: DISTILL_TEMPERATURE,
+        ...(signal ? { signal } : {}),
       });
       return parseLearnedSkill(output, options);
     },

@@ -101,6 +101,14 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     expect(llm.requests.every((request) => request.temperature !== undefined && request.temperature <= 0.2)).toBe(true);
 
     const history = await handle.fetchHistory();
+    if (process.env.SKILLSMITH_RECORD_HISTORIES) {
+      // Refreshes the replay fixtures after an intended workflow change (test/workflows/replay.test.ts).
+      const { recordHistory } = await import('../support/histories.ts');
+      await recordHistory('synthesis-pass', handle.workflowId, history);
+      const [cluster] = await listPassClusters(database.pool, tenantId, handle.workflowId);
+      const childId = `${handle.workflowId}/cluster/${cluster!.clusterKey}`;
+      await recordHistory('synthesize-cluster', childId, await harness.client.workflow.getHandle(childId).fetchHistory());
+    }
     const scheduled = (history.events ?? []).map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(scheduled).toEqual(['beginPass', 'extractRuns', 'embedGoals', 'clusterPassGoals', 'recordPassCounts', 'finishPass']);
     const description = await handle.describe();

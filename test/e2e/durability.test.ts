@@ -1,0 +1,125 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { queryPassProgress, startSynthesisPass } from '../../src/client/synthesis-client.ts';
+import { upsertRuns } from '../../src/runs/run-repository.ts';
+import { generateRuns } from '../../src/runs/trace-generator.ts';
+import type { PassProgress } from '../../src/synthesis/pass-contract.ts';
+import type { PassRecord } from '../../src/synthesis/pass-repository.ts';
+import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { requireTestModel, testModelDir } from '../support/test-model.ts';
+
+const bin = fileURLToPath(new URL('../../bin/skillsmith.js', import.meta.url));
+
+/** A real `skillsmith worker` process, so it can be SIGKILLed like a crashed host. */
+function startWorkerProcess(env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, [bin, 'worker'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLSMITH_LOG_LEVEL: 'warn', NODE_NO_WARNINGS: '1', ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const kill = (worker: ChildProcess) =>
+  new Promise<void>((resolve) => {
+    worker.once('exit', () => resolve());
+    worker.kill('SIGKILL');
+  });
+
+describe('durability: a pass survives its workers being SIGKILLed', () => {
+  let database: TestDatabase;
+  let connection: Connection;
+  let client: Client;
+  const workers: ChildProcess[] = [];
+  const taskQueue = `durability-${Date.now()}`;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    await requireTestModel();
+    database = await openTestDatabase();
+    connection = await Connection.connect({ address: inject('temporalAddress') });
+    client = new Client({ connection });
+    env = {
+      DATABASE_URL: database.url,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
+      SKILLSMITH_EMBEDDING_PREFIXES: 'none',
+      SKILLSMITH_MODEL_DIR: testModelDir,
+      SKILLSMITH_SIMILARITY_TAU: '0.5',
+      SKILLSMITH_DISTILLER: 'extractive',
+    };
+    const runs = generateRuns({ seed: 21, runs: 2000 }).map(({ report }) => report);
+    for (const tenantId of ['durable', 'baseline']) {
+      for (let start = 0; start < runs.length; start += 500) {
+        await upsertRuns(database.pool, tenantId, runs.slice(start, start + 500).map((report) => ({ ...report, tenantId })));
+      }
+    }
+  });
+
+  afterAll(async () => {
+    for (const worker of workers) if (worker.exitCode === null) worker.kill('SIGKILL');
+    await connection?.close();
+    await database?.close();
+  });
+
+  const skillsOf = async (tenantId: string) =>
+    (
+      await database.pool.query(
+        `SELECT p.name, p.revision, p.success_count, p.attempt_count, p.provenance, p.superseded_by IS NOT NULL AS superseded,
+                r.content_sha256, (SELECT array_agg(revision ORDER BY revision) FROM skill_revisions x WHERE x.tenant_id = p.tenant_id AND x.skill_id = p.skill_id) AS revisions
+           FROM procedures p JOIN skill_revisions r ON r.tenant_id = p.tenant_id AND r.skill_id = p.skill_id AND r.revision = p.revision
+          WHERE p.tenant_id = $1 ORDER BY p.name`,
+        [tenantId],
+      )
+    ).rows;
+
+  it('SIGKILL during embed and again during distill/install: a new worker finishes with exactly the skills and revisions of an uninterrupted pass', async () => {
+    workers.push(startWorkerProcess(env));
+    const handle = await startSynthesisPass(client, { tenantId: 'durable', full: true, taskQueue });
+    await until('the embed step to be writing', async () => {
+      const { rows } = await database.pool.query(`SELECT count(*)::int AS n FROM goal_embeddings WHERE tenant_id = 'durable'`);
+      return rows[0].n > 0 ? true : undefined;
+    });
+    await kill(workers[0]!);
+    const embeddedAtKill = (await database.pool.query(`SELECT count(*)::int AS n FROM goal_embeddings WHERE tenant_id = 'durable'`)).rows[0].n;
+    expect(embeddedAtKill).toBeLessThan(2000);
+
+    workers.push(startWorkerProcess(env));
+    await until('a cluster to be installed', async () => {
+      const progress: PassProgress = await queryPassProgress(handle);
+      return progress.stage === 'distilling' && progress.clustersDone >= 1 ? true : undefined;
+    }, 180_000);
+    await kill(workers[1]!);
+
+    workers.push(startWorkerProcess(env));
+    const interrupted = (await handle.result()) as PassRecord;
+    expect(interrupted.status).toBe('completed');
+    const history = await handle.fetchHistory();
+    const attempts = (history.events ?? []).filter((event) => event.activityTaskStartedEventAttributes?.attempt && event.activityTaskStartedEventAttributes.attempt > 1);
+    expect(attempts.length).toBeGreaterThanOrEqual(1);
+
+    const baseline = (await (await startSynthesisPass(client, { tenantId: 'baseline', full: true, taskQueue })).result()) as PassRecord;
+    expect(baseline.status).toBe('completed');
+    expect(interrupted.counts).toEqual(baseline.counts);
+
+    const durableSkills = await skillsOf('durable');
+    expect(durableSkills.length).toBeGreaterThan(0);
+    expect(durableSkills).toEqual(await skillsOf('baseline'));
+    for (const skill of durableSkills) {
+      expect(skill.revisions).toEqual(Array.from({ length: skill.revisions.length }, (_, index) => index + 1));
+    }
+    const embeddings = await database.pool.query(`SELECT count(*)::int AS n, count(DISTINCT run_id)::int AS runs FROM goal_embeddings WHERE tenant_id = 'durable'`);
+    expect(embeddings.rows[0]).toEqual({ n: 2000, runs: 2000 });
+  }, 420_000);
+});
