@@ -1,3 +1,4 @@
+import { Client, Connection } from '@temporalio/client';
 import { Command, CommanderError, Option } from 'commander';
 import type pg from 'pg';
 import { z } from 'zod';
@@ -7,24 +8,51 @@ import { readStackFile } from '../stack-file.ts';
 import { createPool } from '../store/database.ts';
 import { migrate } from '../store/migrations.ts';
 import { consoleOutput, type CliContext, type Runtime } from './context.ts';
+import { registerClustersCommands } from './commands/clusters.ts';
+import { registerDemoCommands } from './commands/demo.ts';
+import { registerIngestCommands } from './commands/ingest.ts';
+import { registerApprovalsCommands } from './commands/approvals.ts';
 import { registerMigrateCommands } from './commands/migrate.ts';
+import { registerModelsCommands } from './commands/models.ts';
+import { registerMetricsCommands } from './commands/metrics.ts';
+import { registerRecallCommands } from './commands/recall.ts';
+import { registerSkillsCommands } from './commands/skills.ts';
+import { registerApiCommands } from './commands/api.ts';
+import { registerAgentsCommands } from './commands/agents.ts';
 import { registerStackCommands } from './commands/stack.ts';
+import { registerSynthesisCommands } from './commands/synthesis.ts';
 
 export const tenantIdSchema = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a tenant id is 1-63 of [a-z0-9_-], starting with a letter or digit');
+  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a tenant id is 1-63 characters of a-z, 0-9, _ and -, the first a letter or digit');
 
 export class NoDatabase extends Error {
   override readonly name = 'NoDatabase';
 }
 
-function createContext(config: Config, runtime: Runtime, pools: pg.Pool[]): CliContext {
+export class NoTemporal extends Error {
+  override readonly name = 'NoTemporal';
+}
+
+/** What a command opened, closed when it ends. */
+interface Resources {
+  pools: pg.Pool[];
+  connections: Connection[];
+}
+
+function createContext(config: Config, runtime: Runtime, resources: Resources): CliContext {
   const logger = createLogger(config.logLevel);
   const databaseUrl = async () => {
     if (config.databaseUrl) return config.databaseUrl;
     const stack = await readStackFile(config.home);
     if (stack) return stack.databaseUrl;
     throw new NoDatabase('no database: set DATABASE_URL, or start the embedded stack with `skillsmith up`');
+  };
+  const temporalAddress = async () => {
+    if (config.temporal.address) return config.temporal.address;
+    const stack = await readStackFile(config.home);
+    if (stack) return stack.temporalAddress;
+    throw new NoTemporal('no Temporal: set TEMPORAL_ADDRESS, or start the embedded stack with `skillsmith up`');
   };
   return {
     config,
@@ -34,9 +62,25 @@ function createContext(config: Config, runtime: Runtime, pools: pg.Pool[]): CliC
     databaseUrl,
     async openPool() {
       const pool = createPool(await databaseUrl());
-      pools.push(pool);
+      resources.pools.push(pool);
       await migrate(pool);
       return pool;
+    },
+    temporalAddress,
+    async temporalClient() {
+      const address = await temporalAddress();
+      let connection: Connection;
+      try {
+        connection = await Connection.connect({ address, connectTimeout: 5_000 });
+      } catch (error) {
+        throw new NoTemporal(`Temporal at ${address} does not answer: ${(error as Error).message}`);
+      }
+      resources.connections.push(connection);
+      return new Client({ connection, namespace: config.temporal.namespace });
+    },
+    async temporalUiUrl() {
+      if (config.temporal.address) return undefined;
+      return (await readStackFile(config.home))?.temporalUiUrl ?? undefined;
     },
   };
 }
@@ -55,16 +99,27 @@ export function buildProgram(context: CliContext): Command {
     });
   registerStackCommands(program, context);
   registerMigrateCommands(program, context);
+  registerApprovalsCommands(program, context);
+  registerMetricsCommands(program, context);
+  registerSkillsCommands(program, context);
+  registerApiCommands(program, context);
+  registerAgentsCommands(program, context);
+  registerIngestCommands(program, context);
+  registerSynthesisCommands(program, context);
+  registerRecallCommands(program, context);
+  registerDemoCommands(program, context);
+  registerModelsCommands(program, context);
+  registerClustersCommands(program, context);
   return program;
 }
 
 /** Parses argv, runs the command, and turns any error into a one-line reason and a non-zero exit. */
 export async function runCli(argv: string[], runtime: Runtime): Promise<number> {
   const json = argv.includes('--json');
-  const pools: pg.Pool[] = [];
+  const resources: Resources = { pools: [], connections: [] };
   try {
     const config = loadConfig();
-    const context = createContext(config, runtime, pools);
+    const context = createContext(config, runtime, resources);
     const program = buildProgram(context);
     await program.parseAsync(argv, { from: 'user' });
     return Number(process.exitCode ?? 0);
@@ -74,12 +129,18 @@ export async function runCli(argv: string[], runtime: Runtime): Promise<number> 
       return error.exitCode;
     }
     const failure = error as Error;
-    const code = failure.name || 'Error';
-    const message = failure.message.split('\n')[0];
+    const code = failure instanceof z.ZodError ? 'InvalidInput' : failure.name || 'Error';
+    const message =
+      failure instanceof z.ZodError
+        ? failure.issues.map((issue) => `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`).join('; ')
+        : failure.message.split('\n')[0];
     if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
     process.stderr.write(`skillsmith: ${message}\n`);
     return 1;
   } finally {
-    await Promise.all(pools.map((pool) => pool.end().catch(() => undefined)));
+    await Promise.all([
+      ...resources.pools.map((pool) => pool.end().catch(() => undefined)),
+      ...resources.connections.map((connection) => connection.close().catch(() => undefined)),
+    ]);
   }
 }

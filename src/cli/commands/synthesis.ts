@@ -70,7 +70,9 @@ export async function watchPass(handle: WorkflowHandle, intervalMs = 1_000): Pro
     await Promise.race([result.catch(() => undefined), new Promise((resolve) => setTimeout(resolve, intervalMs))]);
   }
   bar?.stop();
-  return result;
+  const record = await result;
+  if (!bar) process.stderr.write(`done: ${record.status}${record.outcome ? ` (${record.outcome})` : ''}\n`);
+  return record;
 }
 
 export function registerSynthesisCommands(program: Command, context: CliContext): void {

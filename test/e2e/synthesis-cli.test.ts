@@ -1,0 +1,148 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freePort } from '../../src/infra/temporal-dev-server.ts';
+import { runSkillsmith } from '../support/cli.ts';
+import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { ingest, startSynthesisHarness, synthesisTestConfig, taskRuns, type SynthesisHarness } from '../support/synthesis-harness.ts';
+import { requireTestModel, testModelDir } from '../support/test-model.ts';
+
+const TOOLS = ['secrets.read', 'keys.rotate', 'secrets.write'];
+const GOALS = ['Rotate the API key for the payments integration', 'Please rotate the payments integration API key', 'Rotate our payments API key'];
+
+describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, schedule', () => {
+  let database: TestDatabase;
+  let harness: SynthesisHarness;
+  let env: Record<string, string>;
+
+  beforeAll(async () => {
+    await requireTestModel();
+    database = await openTestDatabase();
+    harness = await startSynthesisHarness(database, synthesisTestConfig({ taskQueue: `cli-${Date.now()}` }));
+    env = {
+      DATABASE_URL: database.url,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: harness.config.temporal.taskQueue,
+      SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
+      SKILLSMITH_EMBEDDING_PREFIXES: 'none',
+      SKILLSMITH_MODEL_DIR: testModelDir,
+      SKILLSMITH_SIMILARITY_TAU: '0.6',
+      NODE_NO_WARNINGS: '1',
+    };
+    await ingest(database, taskRuns('rotate', GOALS, TOOLS, { tenantId: 'cli' }), 'cli');
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+    await database?.close();
+  });
+
+  it('synthesize --wait --json runs a pass and prints its record; passes lists it', async () => {
+    const run = await runSkillsmith(['synthesize', '--wait', '--json', '--tenant', 'cli'], env);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const pass = JSON.parse(run.stdout);
+    expect(pass).toMatchObject({ tenantId: 'cli', status: 'completed', distiller: 'extractive', counts: { added: 1, qualifying: 1 } });
+    expect(pass.id).toMatch(/^synthesis\/cli\//);
+
+    const listed = JSON.parse((await runSkillsmith(['passes', '--json', '--tenant', 'cli'], env)).stdout);
+    expect(listed.passes.map((record: { id: string }) => record.id)).toEqual([pass.id]);
+    const shown = JSON.parse((await runSkillsmith(['passes', 'show', pass.id, '--json', '--tenant', 'cli'], env)).stdout);
+    expect(shown.clusters).toEqual([expect.objectContaining({ qualifying: true, status: 'installed', decision: 'add', revision: 1, runCount: 3 })]);
+  });
+
+  it('synthesize --wait shows progress on stderr and the summary on stdout', async () => {
+    const run = await runSkillsmith(['synthesize', '--wait', '--tenant', 'cli'], env);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(/started synthesis\/cli\//);
+    expect(run.stderr).toMatch(/done: completed\n$/);
+    expect(run.stdout).toMatch(/completed\n {2}runs seen 0, sequences 0/);
+  });
+
+  it('recall prints the learned skill; a disabled procedure is not recalled; enable brings it back', async () => {
+    const recalled = JSON.parse((await runSkillsmith(['recall', 'rotate the payments API key please', '--json', '--tenant', 'cli'], env)).stdout);
+    expect(recalled.matches).toHaveLength(1);
+    const name = recalled.matches[0].name;
+    expect(recalled.matches[0]).toMatchObject({ revision: 1, toolsRequired: TOOLS });
+
+    const disabled = await runSkillsmith(['procedures', 'disable', name, '--json', '--tenant', 'cli'], env);
+    expect(JSON.parse(disabled.stdout)).toMatchObject({ name, enabled: false });
+    expect(JSON.parse((await runSkillsmith(['recall', 'rotate the payments API key please', '--json', '--tenant', 'cli'], env)).stdout).matches).toEqual([]);
+    await runSkillsmith(['procedures', 'enable', name, '--tenant', 'cli'], env);
+    expect(JSON.parse((await runSkillsmith(['recall', 'rotate the payments API key please', '--json', '--tenant', 'cli'], env)).stdout).matches).toHaveLength(1);
+
+    const missing = await runSkillsmith(['procedures', 'disable', 'no-such-skill', '--tenant', 'cli'], env);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe('skillsmith: no procedure named "no-such-skill" in tenant cli\n');
+  });
+
+  it('recall refuses an empty goal and a bad --top-k, one line each', async () => {
+    const empty = await runSkillsmith(['recall', '  ', '--tenant', 'cli'], env);
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toMatch(/goal is empty/);
+    const topK = await runSkillsmith(['recall', 'rotate keys', '--top-k', 'many', '--tenant', 'cli'], env);
+    expect(topK.code).toBe(1);
+    expect(topK.stderr.trim().split('\n')).toHaveLength(1);
+  });
+
+  it('schedule set / show / pause / resume / delete manage a Temporal Schedule with overlap skip', async () => {
+    const set = await runSkillsmith(['schedule', 'set', '--every', '24h', '--json', '--tenant', 'cli'], env);
+    expect(set.code).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({ scheduleId: 'synthesis/cli', paused: false });
+    const description = await harness.client.schedule.getHandle('synthesis/cli').describe();
+    expect(description.policies.overlap).toBe('SKIP');
+    expect(description.action).toMatchObject({ workflowType: 'synthesisPass', taskQueue: harness.config.temporal.taskQueue });
+
+    await runSkillsmith(['schedule', 'pause', '--tenant', 'cli'], env);
+    expect(JSON.parse((await runSkillsmith(['schedule', 'show', '--json', '--tenant', 'cli'], env)).stdout)).toMatchObject({ paused: true });
+    await runSkillsmith(['schedule', 'resume', '--tenant', 'cli'], env);
+    expect(JSON.parse((await runSkillsmith(['schedule', 'show', '--json', '--tenant', 'cli'], env)).stdout)).toMatchObject({ paused: false });
+    expect((await runSkillsmith(['schedule', 'delete', '--tenant', 'cli'], env)).code).toBe(0);
+    const gone = await runSkillsmith(['schedule', 'show', '--tenant', 'cli'], env);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toMatch(/no schedule synthesis\/cli: create one with/);
+
+    const bad = await runSkillsmith(['schedule', 'set', '--every', 'daily', '--tenant', 'cli'], env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/invalid --every "daily"/);
+  });
+
+  it('says which Temporal it could not reach', async () => {
+    const run = await runSkillsmith(['synthesize', '--tenant', 'cli'], { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^skillsmith: Temporal at 127\.0\.0\.1:\d+ does not answer/);
+  });
+});
+
+describe('skillsmith demo on a fresh home', () => {
+  let home: string;
+  beforeAll(async () => {
+    home = await mkdtemp(join(tmpdir(), 'skillsmith-demo-'));
+  });
+  afterAll(async () => {
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('ingests the bundled runs, installs skills, recalls, and names what it substituted', async () => {
+    const run = await runSkillsmith(['demo', '--json'], {
+      SKILLSMITH_HOME: home,
+      SKILLSMITH_MODEL_DIR: testModelDir,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: `demo-${Date.now()}`,
+      SKILLSMITH_POSTGRES_PORT: String(await freePort()),
+      NODE_NO_WARNINGS: '1',
+    }, 300_000);
+    expect(run.code).toBe(0);
+    const demo = JSON.parse(run.stdout);
+    expect(demo.notes).toEqual([
+      expect.stringMatching(/^note: the configured embedding model nomic-ai\/nomic-embed-text-v1\.5 is not available here/),
+      expect.stringMatching(/extractive distiller/),
+    ]);
+    expect(demo.pass).toMatchObject({ status: 'completed', distiller: 'extractive', counts: { runsSeen: 200 } });
+    expect(demo.pass.counts.added).toBeGreaterThan(0);
+    // every add and every supersede is a new procedure; the superseded ones stay, never deleted
+    expect(demo.procedures.length).toBe(demo.pass.counts.added + demo.pass.counts.superseded);
+    expect(demo.recall.length).toBeGreaterThan(0);
+  }, 300_000);
+});
