@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { EMBEDDED_APPLICATION_NAME } from '../store/database.ts';
 
 export interface EmbeddedPostgres {
   /** A postgres:// URL any `pg` client can use. */
@@ -38,7 +39,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
   await server.start();
   const address = server.getServerConn();
   return {
-    url: `postgresql://postgres:postgres@${address}/postgres?sslmode=disable`,
+    // Marked, so that every pool over it keeps to one connection (createPool).
+    url: `postgresql://postgres:postgres@${address}/postgres?sslmode=disable&application_name=${EMBEDDED_APPLICATION_NAME}`,
     async stop() {
       await server.stop();
       await db.close();

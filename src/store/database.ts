@@ -2,12 +2,27 @@ import pg from 'pg';
 
 export type Queryable = pg.Pool | pg.PoolClient;
 
+/** The application name in the embedded server's URL: how a pool knows it talks to PGlite. */
+export const EMBEDDED_APPLICATION_NAME = 'skillsmith-embedded';
+
+export function isEmbeddedDatabaseUrl(url: string): boolean {
+  try {
+    return new URL(url).searchParams.get('application_name') === EMBEDDED_APPLICATION_NAME;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * A connection pool. Vectors travel as pgvector text (`pgvector.toSql` in, `::text` +
- * `pgvector.fromSql` out), so no per-connection type registration is needed.
+ * `pgvector.fromSql` out), so no per-connection type registration is needed. Against the
+ * embedded PGlite the pool holds one connection: its socket server interleaves the protocol
+ * messages of concurrent connections ("unnamed prepared statement does not exist", a bind
+ * landing on another connection's parse), and it runs one statement at a time anyway.
  */
 export function createPool(url: string, options: { max?: number } = {}): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: options.max ?? 8 });
+  const max = isEmbeddedDatabaseUrl(url) ? 1 : (options.max ?? 8);
+  const pool = new pg.Pool({ connectionString: url, max });
   // An idle client losing its connection (server restart) must not crash the process.
   pool.on('error', () => undefined);
   return pool;
