@@ -8,6 +8,7 @@ import { checkMemberPath, readPackageDirectory, SKILL_MANIFEST_PATH } from '../.
 import { parseSkillRef } from '../../skills/skill-ref.ts';
 import { createSkillRepository, type SkillRevision, type SkillRepository } from '../../store/skill-repository.ts';
 import type { CliContext } from '../context.ts';
+import { registerSkillsSyncCommand } from './skills-sync.ts';
 
 /**
  * `skillsmith skills …`: install, list, show, export and archive skill packages.
@@ -200,4 +201,6 @@ export function registerSkillsCommands(program: Command, context: CliContext): v
       const summary = summarizeRevision(archived);
       context.output.result(json, summary, () => `archived ${summary.name}@${summary.revision}`);
     });
+
+  registerSkillsSyncCommand(skills, context);
 }

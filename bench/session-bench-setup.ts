@@ -1,0 +1,158 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { createEmbedder, type Embedder } from '../src/embedding/embedder.ts';
+import { testEmbeddingModel } from '../src/embedding/model-pull.ts';
+import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
+import { ensureProcedureIndex, insertProcedure } from '../src/procedures/procedure-repository.ts';
+import { createSeededRandom } from '../src/runs/seeded-random.ts';
+import { serializeSkillDocument } from '../src/skills/skill-format.ts';
+import { createPool, withTransaction } from '../src/store/database.ts';
+import { migrate } from '../src/store/migrations.ts';
+import { createSkillRepository, type SkillRepository, type SkillRevision } from '../src/store/skill-repository.ts';
+
+/**
+ * Shared set-up for the recall and API benchmarks: a database (embedded PGlite, or a fresh
+ * database on the native server named by --database-url), N real installed skills, one
+ * procedure per skill with a seeded random unit embedding, and the registry-shipped embedder.
+ */
+export const BENCH_TENANT = 'bench';
+
+export interface BenchDatabase {
+  pool: pg.Pool;
+  url: string;
+  kind: 'embedded' | 'native';
+  close(): Promise<void>;
+}
+
+export async function openBenchDatabase(serverUrl: string | undefined): Promise<BenchDatabase> {
+  if (!serverUrl) {
+    const embedded = await startEmbeddedPostgres();
+    // One connection: PGlite's socket server interleaves the protocol messages of concurrent
+    // connections when a transaction is open; it executes one statement at a time anyway.
+    const pool = createPool(embedded.url, { max: 1 });
+    await migrate(pool);
+    return { pool, url: embedded.url, kind: 'embedded', close: async () => { await pool.end(); await embedded.stop(); } };
+  }
+  const name = `skillsmith_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const pool = createPool(url.toString(), { max: 8 });
+  await migrate(pool);
+  return {
+    pool,
+    url: url.toString(),
+    kind: 'native',
+    async close() {
+      await pool.end();
+      const cleanup = new pg.Client({ connectionString: serverUrl });
+      await cleanup.connect();
+      await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await cleanup.end();
+    },
+  };
+}
+
+export function benchSkillName(index: number): string {
+  return `bench-skill-${String(index).padStart(6, '0')}`;
+}
+
+function skillFiles(name: string, index: number): Map<string, Uint8Array> {
+  const text = serializeSkillDocument(
+    {
+      name,
+      version: '1.0.0',
+      description: `Handle recurring task number ${index}: gather inputs, run the steps, verify the result.`,
+      requiredTools: ['workspace.read_text', 'sandbox.run_command'],
+      license: 'Apache-2.0',
+    },
+    `# Task ${index}\n\n1. Read the inputs.\n2. Run the command.\n3. Verify the output of task ${index}.`,
+  );
+  return new Map([['SKILL.md', new TextEncoder().encode(text)]]);
+}
+
+function randomUnitVector(random: ReturnType<typeof createSeededRandom>, dimension: number): Float32Array {
+  const values = Float32Array.from({ length: dimension }, () => Math.sqrt(-2 * Math.log(1 - random.next())) * Math.cos(2 * Math.PI * random.next()));
+  const norm = Math.hypot(...values) || 1;
+  return values.map((value) => value / norm);
+}
+
+export async function loadEmbedder(): Promise<Embedder> {
+  return createEmbedder({
+    model: testEmbeddingModel.modelId,
+    modelDir: new URL('../.skillsmith/models', import.meta.url).pathname,
+    allowRemoteModels: false,
+    pooling: testEmbeddingModel.pooling,
+    prefixes: testEmbeddingModel.prefixes,
+    dimension: undefined,
+    batchSize: 32,
+  });
+}
+
+export interface Populated {
+  skills: SkillRepository;
+  installSeconds: number;
+  insertSeconds: number;
+  indexSeconds: number;
+}
+
+/** Installs `count` real skills and one procedure each; builds the HNSW index. */
+export async function populate(database: BenchDatabase, count: number, options: { dimension: number; modelId: string; seed?: number; concurrency?: number }): Promise<Populated> {
+  const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
+  const random = createSeededRandom(options.seed ?? 7);
+  const revisions: SkillRevision[] = new Array(count);
+  let started = performance.now();
+  let next = 0;
+  const concurrency = database.kind === 'embedded' ? 1 : (options.concurrency ?? 6);
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const index = next++;
+        const name = benchSkillName(index);
+        revisions[index] = await skills.install(BENCH_TENANT, { directoryName: name, files: skillFiles(name, index) }, { source: 'operator' });
+        if (index > 0 && index % 5000 === 0) process.stderr.write(`  installed ${index} skills\n`);
+      }
+    }),
+  );
+  const installSeconds = (performance.now() - started) / 1000;
+  started = performance.now();
+  for (let start = 0; start < count; start += 1000) {
+    await withTransaction(database.pool, async (client) => {
+      for (const revision of revisions.slice(start, start + 1000)) {
+        await insertProcedure(client, BENCH_TENANT, {
+          skillId: revision.skillId,
+          name: revision.name,
+          revision: revision.revision,
+          whenToUse: `when recurring task ${revision.name} comes up`,
+          toolSequence: [{ tool: 'sandbox.run_command', argumentNames: ['command'] }],
+          toolsRequired: ['sandbox.run_command'],
+          successCount: 3,
+          attemptCount: 3,
+          fromSessions: [],
+          embedding: randomUnitVector(random, options.dimension),
+          embeddingModel: options.modelId,
+        });
+      }
+    });
+  }
+  const insertSeconds = (performance.now() - started) / 1000;
+  started = performance.now();
+  await ensureProcedureIndex(database.pool, options.dimension);
+  await database.pool.query('ANALYZE procedures');
+  const indexSeconds = (performance.now() - started) / 1000;
+  return { skills, installSeconds, insertSeconds, indexSeconds };
+}
+
+export function percentile(samples: readonly number[], fraction: number): number {
+  const sorted = [...samples].sort((left, right) => left - right);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))]!;
+}
+
+export function summarize(samples: readonly number[]): { p50: number; p99: number; mean: number; n: number } {
+  const mean = samples.reduce((sum, value) => sum + value, 0) / samples.length;
+  const round = (value: number) => Math.round(value * 1000) / 1000;
+  return { p50: round(percentile(samples, 0.5)), p99: round(percentile(samples, 0.99)), mean: round(mean), n: samples.length };
+}

@@ -1,0 +1,108 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { z } from 'zod';
+
+/**
+ * Bearer tokens from configuration (SKILLSMITH_API_TOKENS): a JSON array of
+ * `{token, tenantId, principal, scopes[]}`, or the path of a file holding one. Each token maps
+ * to exactly one tenant; a request's tenant always comes from its token. Scopes match by exact
+ * string equality — `session.write` grants nothing but `session.write`.
+ */
+export const API_SCOPES = ['session.write', 'session.read', 'skill.read', 'recall.read'] as const;
+
+const tokenEntrySchema = z.strictObject({
+  token: z.string().min(16, 'a token is at least 16 characters'),
+  tenantId: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a tenant id'),
+  principal: z.string().min(1).max(200),
+  scopes: z.array(z.string().min(1).max(100)),
+});
+export const apiTokensSchema = z.array(tokenEntrySchema);
+export type ApiTokenEntry = z.infer<typeof tokenEntrySchema>;
+
+export interface Principal {
+  tenantId: string;
+  principal: string;
+  scopes: ReadonlySet<string>;
+}
+
+export class ApiTokensInvalid extends Error {
+  override readonly name = 'ApiTokensInvalid';
+}
+
+export class Unauthorized extends Error {
+  override readonly name = 'Unauthorized';
+}
+
+export class ScopeMissing extends Error {
+  override readonly name = 'ScopeMissing';
+  readonly scope: string;
+  constructor(scope: string) {
+    super(`this token lacks the scope ${JSON.stringify(scope)}`);
+    this.scope = scope;
+  }
+}
+
+/** Parses SKILLSMITH_API_TOKENS: inline JSON when it starts with `[`, else a file path. */
+export function loadApiTokens(setting: string | undefined): ApiTokenEntry[] {
+  if (setting === undefined) return [];
+  let text = setting;
+  if (!setting.trimStart().startsWith('[')) {
+    try {
+      text = readFileSync(setting, 'utf8');
+    } catch (error) {
+      throw new ApiTokensInvalid(`SKILLSMITH_API_TOKENS: cannot read ${setting}: ${(error as Error).message}`);
+    }
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    throw new ApiTokensInvalid(`SKILLSMITH_API_TOKENS is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = apiTokensSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ApiTokensInvalid(`SKILLSMITH_API_TOKENS[${issue?.path.join('.')}]: ${issue?.message}`);
+  }
+  const seen = new Set<string>();
+  for (const entry of parsed.data) {
+    if (seen.has(entry.token)) throw new ApiTokensInvalid('SKILLSMITH_API_TOKENS holds the same token twice');
+    seen.add(entry.token);
+  }
+  return parsed.data;
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text, 'utf8').digest();
+}
+
+export interface Authenticator {
+  /** The principal for an `Authorization` header value; Unauthorized otherwise. */
+  authenticate(header: string | undefined): Principal;
+  authorize(principal: Principal, scope: string): void;
+}
+
+export function createAuthenticator(entries: readonly ApiTokenEntry[]): Authenticator {
+  const table = entries.map((entry) => ({
+    digest: digest(entry.token),
+    principal: { tenantId: entry.tenantId, principal: entry.principal, scopes: new Set(entry.scopes) } satisfies Principal,
+  }));
+  return {
+    authenticate(header) {
+      if (header === undefined || header.length === 0) throw new Unauthorized('missing Authorization: Bearer <token>');
+      const match = /^Bearer ([\x21-\x7e]+)$/.exec(header);
+      if (!match) throw new Unauthorized('the Authorization header is not "Bearer <token>"');
+      const presented = digest(match[1]!);
+      // Compare every entry in constant time per entry, so the match position does not leak.
+      let found: Principal | undefined;
+      for (const entry of table) {
+        if (timingSafeEqual(entry.digest, presented) && found === undefined) found = entry.principal;
+      }
+      if (!found) throw new Unauthorized('unknown bearer token');
+      return found;
+    },
+    authorize(principal, scope) {
+      if (!principal.scopes.has(scope)) throw new ScopeMissing(scope);
+    },
+  };
+}

@@ -1,0 +1,106 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { z, ZodError } from 'zod';
+import type { Logger } from '../logger.ts';
+
+/**
+ * Every error leaves the API as `{error: {code, message, details}}`. `code` is the stable name of
+ * the domain error (or of the HTTP-level refusal); the status is chosen here and only here.
+ */
+export const errorResponseSchema = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      details: z.record(z.string(), z.unknown()),
+    }),
+  })
+  .meta({ id: 'Error' });
+export type ErrorBody = z.infer<typeof errorResponseSchema>;
+
+const statusByErrorName: Record<string, number> = {
+  Unauthorized: 401,
+  ScopeMissing: 403,
+  SessionNotFound: 404,
+  AgentSpecNotFound: 404,
+  SkillNotFound: 404,
+  SkillMemberNotFound: 404,
+  SkillPackagePathEscape: 400,
+  SkillRefInvalid: 400,
+  SkillNotInCatalog: 422,
+  SkillRefsUnresolved: 422,
+  DuplicateSkillName: 422,
+  SkillMemberNotText: 422,
+  McpSkillHasNoPackage: 422,
+  SkillBodyCapReached: 409,
+  SkillBodyBudgetExceeded: 409,
+  SkillPinMismatch: 409,
+  McpPromptChanged: 409,
+  CatalogDrift: 409,
+  SkillPackageMissing: 409,
+  EmbeddingModelUnavailable: 503,
+  EmbeddingDimensionMismatch: 503,
+};
+
+/** The error's own data fields (the ones domain errors declare), safe to return as details. */
+function ownDetails(error: Error): Record<string, unknown> {
+  const details: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(error)) {
+    if (key === 'name' || key === 'message' || key === 'stack' || key === 'cause') continue;
+    details[key] = value;
+  }
+  return details;
+}
+
+function body(code: string, message: string, details: Record<string, unknown> = {}): ErrorBody {
+  return { error: { code, message, details } };
+}
+
+export function createErrorHandler(logger: Logger) {
+  return function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const issues = error.validation.map((issue) => ({
+        path: issue.instancePath,
+        message: issue.message,
+        ...(issue.params ? { issue: issue.params.issue } : {}),
+      }));
+      const where = error.validationContext ?? 'request';
+      return reply.code(400).send(body('ValidationFailed', `invalid ${where}: ${error.message}`, { in: where, issues }));
+    }
+    if (isResponseSerializationError(error)) {
+      logger.error({ err: error, url: request.url }, 'response did not match its schema');
+      return reply.code(500).send(body('InternalError', 'internal error'));
+    }
+    switch (error.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return reply.code(413).send(body('PayloadTooLarge', error.message));
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return reply.code(415).send(body('UnsupportedMediaType', 'send application/json'));
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        return reply.code(400).send(body('MalformedJson', error.message));
+      default:
+        break;
+    }
+    if (error instanceof SyntaxError && error.statusCode === 400) {
+      return reply.code(400).send(body('MalformedJson', `the body is not valid JSON: ${error.message}`));
+    }
+    if (error instanceof ZodError) {
+      return reply.code(400).send(body('ValidationFailed', error.issues[0]?.message ?? 'invalid request', { issues: error.issues }));
+    }
+    const status = statusByErrorName[error.name];
+    if (status !== undefined) {
+      if (status === 401) reply.header('www-authenticate', 'Bearer');
+      return reply.code(status).send(body(error.name, error.message, ownDetails(error)));
+    }
+    if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+      return reply.code(error.statusCode).send(body(error.code ?? error.name, error.message));
+    }
+    logger.error({ err: error, method: request.method, url: request.url }, 'request failed');
+    return reply.code(500).send(body('InternalError', 'internal error'));
+  };
+}
+
+export function notFoundBody(method: string, url: string): ErrorBody {
+  return body('RouteNotFound', `no route ${method} ${url.split('?')[0]}`);
+}

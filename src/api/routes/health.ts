@@ -1,0 +1,19 @@
+import { z } from 'zod';
+import type { ApiApp, ApiContext } from '../server.ts';
+
+/** GET /healthz — public: the process answers and the database answers. */
+export function registerHealthRoutes(app: ApiApp, { pool }: ApiContext): void {
+  app.get(
+    '/healthz',
+    {
+      schema: {
+        summary: 'liveness and database reachability',
+        response: { 200: z.object({ status: z.literal('ok'), database: z.literal('ok') }) },
+      },
+    },
+    async () => {
+      await pool.query('SELECT 1');
+      return { status: 'ok' as const, database: 'ok' as const };
+    },
+  );
+}
