@@ -1,7 +1,7 @@
 import type { ActivityDependencies } from './dependencies.ts';
 import { failFastOn } from './failures.ts';
 import { whileHeartbeating } from './heartbeat.ts';
-import { LlmNotConfigured } from '../src/synthesis/distiller-choice.ts';
+import { LlmNotConfigured } from '../src/llm/configured-chat-client.ts';
 import { LlmResponseInvalid } from '../src/llm/chat-client.ts';
 import { distillCluster, type DistillOutcome } from '../src/synthesis/distill-cluster.ts';
 

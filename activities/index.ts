@@ -4,7 +4,9 @@ import { createDistillActivities } from './distill.ts';
 import { createEmbedActivities } from './embed.ts';
 import { createExtractActivities } from './extract.ts';
 import { createInstallActivities } from './install.ts';
+import { createIntakeActivities } from './intake.ts';
 import { createPassActivities } from './passes.ts';
+import { createReviewActivities } from './review.ts';
 import { createStackCheckActivities } from './stack-check.ts';
 
 /** Every activity the worker registers, built over injected dependencies. */
@@ -16,6 +18,8 @@ export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createClusterActivities(dependencies),
   ...createDistillActivities(dependencies),
   ...createInstallActivities(dependencies),
+  ...createIntakeActivities(dependencies),
+  ...createReviewActivities(dependencies),
 });
 
 export type Activities = ReturnType<typeof createActivities>;

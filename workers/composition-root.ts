@@ -3,7 +3,9 @@ import type pg from 'pg';
 import type { Runtime, RunningWorker } from '../src/cli/context.ts';
 import type { Config } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
+import { createSkillManage } from '../src/authoring/skill-manage.ts';
 import { createEmbedder } from '../src/embedding/embedder.ts';
+import { createConfiguredChatClient } from '../src/llm/configured-chat-client.ts';
 import { createPool } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrations.ts';
 import { createSkillRepository } from '../src/store/skill-repository.ts';
@@ -18,13 +20,21 @@ import { createWorker } from './worker.ts';
  * fails loudly with the reason.
  */
 export function createActivityDependencies(pool: pg.Pool, config: Config, logger: Logger): ActivityDependencies {
+  const skills = createSkillRepository({ pool, defaultLicense: config.skillLicense });
   return {
     pool,
     config,
     logger,
-    skills: createSkillRepository({ pool, defaultLicense: config.skillLicense }),
+    skills,
+    skillManage: createSkillManage({
+      pool,
+      repository: skills,
+      defaultLicense: config.skillLicense,
+      settings: { enabled: config.authoring.enabled, approvalProfile: config.authoring.approvalProfile },
+    }),
     embedder: () => createEmbedder(config.embedding),
     distiller: () => createConfiguredDistiller(config),
+    reviewer: () => createConfiguredChatClient(config, 'SKILLSMITH_REVIEW_ENABLED=true'),
   };
 }
 

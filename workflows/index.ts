@@ -1,3 +1,5 @@
+export { runIntake } from './run-intake.ts';
+export { runReview } from './run-review.ts';
 export { stackCheck } from './stack-check.ts';
 export { synthesisPass } from './synthesis-pass.ts';
 export { synthesizeCluster } from './synthesize-cluster.ts';

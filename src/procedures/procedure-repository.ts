@@ -28,6 +28,9 @@ export interface Procedure {
   embeddingDimension: number;
   createdAt: Date;
   lastUsedAt: Date | null;
+  /** Attempts and successes reviews observed after the procedure was learned. */
+  observedAttempts: number;
+  observedSuccesses: number;
 }
 
 interface ProcedureRow {
@@ -48,10 +51,13 @@ interface ProcedureRow {
   embedding_dimension: number;
   created_at: Date;
   last_used_at: Date | null;
+  observed_attempts: number;
+  observed_successes: number;
 }
 
 const COLUMNS = `id, tenant_id, skill_id, name, revision, when_to_use, tool_sequence, tools_required, success_count,
-  attempt_count, provenance, enabled, superseded_by, embedding_model, embedding_dimension, created_at, last_used_at`;
+  attempt_count, provenance, enabled, superseded_by, embedding_model, embedding_dimension, created_at, last_used_at,
+  observed_attempts, observed_successes`;
 
 function toProcedure(row: ProcedureRow): Procedure {
   return {
@@ -72,6 +78,8 @@ function toProcedure(row: ProcedureRow): Procedure {
     embeddingDimension: row.embedding_dimension,
     createdAt: row.created_at,
     lastUsedAt: row.last_used_at,
+    observedAttempts: row.observed_attempts,
+    observedSuccesses: row.observed_successes,
   };
 }
 
@@ -230,7 +238,11 @@ export class ProcedureNotFound extends Error {
 
 export async function setProcedureEnabled(db: Queryable, tenantId: string, name: string, enabled: boolean): Promise<Procedure> {
   const { rows } = await db.query<ProcedureRow>(
-    `UPDATE procedures SET enabled = $3, updated_at = now() WHERE tenant_id = $1 AND name = $2 RETURNING ${COLUMNS}`,
+    // Re-enabling starts a fresh observation window, so the old failures do not disable it again at once.
+    `UPDATE procedures SET enabled = $3, updated_at = now(),
+        observed_attempts = CASE WHEN $3 THEN 0 ELSE observed_attempts END,
+        observed_successes = CASE WHEN $3 THEN 0 ELSE observed_successes END
+      WHERE tenant_id = $1 AND name = $2 RETURNING ${COLUMNS}`,
     [tenantId, name, enabled],
   );
   if (!rows[0]) throw new ProcedureNotFound(`no procedure named ${JSON.stringify(name)} in tenant ${tenantId}`);
@@ -240,4 +252,44 @@ export async function setProcedureEnabled(db: Queryable, tenantId: string, name:
 export async function touchProcedures(db: Queryable, tenantId: string, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   await db.query(`UPDATE procedures SET last_used_at = now() WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [tenantId, ids]);
+}
+
+export async function findProceduresByName(db: Queryable, tenantId: string, names: string[]): Promise<Procedure[]> {
+  if (names.length === 0) return [];
+  const { rows } = await db.query<ProcedureRow>(`SELECT ${COLUMNS} FROM procedures WHERE tenant_id = $1 AND name = ANY($2::text[])`, [
+    tenantId,
+    names,
+  ]);
+  return rows.map(toProcedure);
+}
+
+/**
+ * One run's outcome for one procedure: attempt_count +1, success_count +1 on success, the
+ * observed window likewise, last_used_at. Idempotent per (run, procedure): returns the updated
+ * procedure, or undefined when this run was already counted.
+ */
+export async function observeProcedure(
+  db: pg.PoolClient,
+  tenantId: string,
+  observation: { runId: string; procedureId: string; success: boolean; via: 'pinned' | 'recalled' },
+): Promise<Procedure | undefined> {
+  const inserted = await db.query(
+    `INSERT INTO procedure_observations (tenant_id, run_id, procedure_id, success, via) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT DO NOTHING`,
+    [tenantId, observation.runId, observation.procedureId, observation.success, observation.via],
+  );
+  if (inserted.rowCount === 0) return undefined;
+  const successes = observation.success ? 1 : 0;
+  const { rows } = await db.query<ProcedureRow>(
+    `UPDATE procedures SET attempt_count = attempt_count + 1, success_count = success_count + $3,
+        observed_attempts = observed_attempts + 1, observed_successes = observed_successes + $3, last_used_at = now()
+      WHERE tenant_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
+    [tenantId, observation.procedureId, successes],
+  );
+  return rows[0] ? toProcedure(rows[0]) : undefined;
+}
+
+export async function hasProcedures(db: Queryable, tenantId: string): Promise<boolean> {
+  const { rowCount } = await db.query(`SELECT 1 FROM procedures WHERE tenant_id = $1 LIMIT 1`, [tenantId]);
+  return (rowCount ?? 0) > 0;
 }

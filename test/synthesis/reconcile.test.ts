@@ -23,6 +23,8 @@ function procedure(overrides: Partial<Procedure> = {}): Procedure {
     embeddingDimension: 3,
     createdAt: new Date(0),
     lastUsedAt: null,
+    observedAttempts: 0,
+    observedSuccesses: 0,
     ...overrides,
   };
 }

@@ -1,0 +1,46 @@
+import type { ActivityDependencies } from './dependencies.ts';
+import { hasProcedures } from '../src/procedures/procedure-repository.ts';
+import { recordReportedRuns } from '../src/runs/reported-runs.ts';
+
+export interface RecordRunsInput {
+  tenantId: string;
+  agentId: string;
+  reports: unknown[];
+}
+
+export interface RecordRunsResult {
+  /** Newly recorded runs that get a background review (track record and, if on, the LLM review). */
+  review: string[];
+  inserted: number;
+  unchanged: number;
+  refused: Array<{ runId: string; reason: string }>;
+}
+
+/** The intake's write: idempotent per run; refusals are logged and reported, never retried. */
+export const createIntakeActivities = ({ pool, config, logger }: ActivityDependencies) => ({
+  async recordRuns(input: RecordRunsInput): Promise<RecordRunsResult> {
+    const recorded = await recordReportedRuns(pool, input.tenantId, input.reports);
+    const result: RecordRunsResult = { review: [], inserted: 0, unchanged: 0, refused: [] };
+    const tenantHasProcedures = await hasProcedures(pool, input.tenantId);
+    for (const run of recorded) {
+      switch (run.outcome) {
+        case 'invalid':
+        case 'conflict':
+          result.refused.push({ runId: run.runId, reason: `${run.outcome}: ${run.reason}` });
+          logger.error({ tenantId: input.tenantId, agentId: input.agentId, runId: run.runId, reason: run.reason }, `run report refused (${run.outcome})`);
+          break;
+        case 'unchanged':
+          result.unchanged += 1;
+          break;
+        case 'inserted': {
+          result.inserted += 1;
+          // Only runs that did work are reviewed; a track record exists only where procedures do.
+          const wantsLlmReview = config.authoring.reviewEnabled && run.report.status === 'completed';
+          const touchesTrackRecord = tenantHasProcedures || run.report.skillPins.length > 0;
+          if (run.report.toolCalls.length >= 1 && (wantsLlmReview || touchesTrackRecord)) result.review.push(run.runId);
+        }
+      }
+    }
+    return result;
+  },
+});

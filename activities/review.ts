@@ -1,0 +1,85 @@
+import type { ActivityDependencies } from './dependencies.ts';
+import { failFastOn } from './failures.ts';
+import { whileHeartbeating } from './heartbeat.ts';
+import { LlmResponseInvalid } from '../src/llm/chat-client.ts';
+import { LlmNotConfigured } from '../src/llm/configured-chat-client.ts';
+import { recallSkill } from '../src/recall/recall.ts';
+import { beginReviewRecord, failReviewRecord, finishReviewRecord } from '../src/review/review-repository.ts';
+import { createReviewToolbox } from '../src/review/review-toolbox.ts';
+import { ReviewAnswerMalformed, reviewWithLlm, type ReviewOutcome } from '../src/review/reviewer.ts';
+import { updateTrackRecord, type TrackRecordUpdate } from '../src/review/track-record.ts';
+import { findRun } from '../src/runs/run-repository.ts';
+import type { RunReport } from '../src/runs/run-report.ts';
+import type { SkillRevision } from '../src/store/skill-repository.ts';
+
+export interface ReviewInput {
+  tenantId: string;
+  runId: string;
+}
+
+/** The run under review is gone (it is recorded before its review starts, so this is a bug). */
+export class ReviewedRunMissing extends Error {
+  override readonly name = 'ReviewedRunMissing';
+}
+
+/** Agent skills the reviewer may build on: those recall matches for the goal first, then the rest, at most 20. */
+const CANDIDATE_LIMIT = 20;
+
+export const createReviewActivities = (dependencies: ActivityDependencies) => {
+  const { pool, config, logger, skills } = dependencies;
+  const loadRun = async ({ tenantId, runId }: ReviewInput): Promise<RunReport> => {
+    const run = await findRun(pool, tenantId, runId);
+    if (!run) throw new ReviewedRunMissing(`run ${runId} of tenant ${tenantId} is not recorded`);
+    return run;
+  };
+
+  return {
+    /** Records the review as running; says whether the LLM part runs at all. */
+    async beginReview(input: ReviewInput): Promise<{ finished: boolean; llmReview: boolean }> {
+      const record = await beginReviewRecord(pool, input.tenantId, input.runId);
+      const run = await loadRun(input);
+      return { finished: record.status !== 'running', llmReview: config.authoring.reviewEnabled && run.status === 'completed' };
+    },
+
+    async updateTrackRecord(input: ReviewInput): Promise<TrackRecordUpdate> {
+      return failFastOn([ReviewedRunMissing], async () =>
+        updateTrackRecord({ pool, skills, embedder: dependencies.embedder, synthesis: config.synthesis, logger }, input.tenantId, await loadRun(input)),
+      );
+    },
+
+    async reviewWithLlm(input: ReviewInput & { reviewRunId: string }): Promise<ReviewOutcome> {
+      return failFastOn([ReviewedRunMissing, LlmNotConfigured, LlmResponseInvalid, ReviewAnswerMalformed], async () => {
+        const run = await loadRun(input);
+        const chat = dependencies.reviewer();
+        const recalled = await recallSkill(
+          { pool, skills, embedder: await dependencies.embedder(), similarityTau: config.synthesis.similarityTau },
+          input.tenantId,
+          { goal: run.goal, topK: 5 },
+        ).catch(() => []);
+        const agentSkills = (await skills.listActive(input.tenantId, 200)).filter((skill) => skill.source === 'agent');
+        const first = new Set(recalled.map((match) => match.name));
+        const candidates: SkillRevision[] = [
+          ...agentSkills.filter((skill) => first.has(skill.name)),
+          ...agentSkills.filter((skill) => !first.has(skill.name)),
+        ].slice(0, CANDIDATE_LIMIT);
+        const toolbox = createReviewToolbox(
+          { pool, skills, skillManage: dependencies.skillManage },
+          { tenantId: input.tenantId, run, reviewRunId: input.reviewRunId },
+        );
+        return whileHeartbeating((signal) => reviewWithLlm(chat, toolbox, { run, reviewRunId: input.reviewRunId, candidates, signal }));
+      });
+    },
+
+    async finishReview(input: ReviewInput & { decision: string; detail: Record<string, unknown> }): Promise<void> {
+      await finishReviewRecord(pool, input.tenantId, input.runId, { decision: input.decision, detail: input.detail });
+      logger.info({ tenantId: input.tenantId, runId: input.runId, decision: input.decision }, 'review finished');
+    },
+
+    /** Never fatal, logged once: the first call marks the review failed and logs; repeats do nothing. */
+    async recordReviewFailure(input: ReviewInput & { error: string }): Promise<void> {
+      if (await failReviewRecord(pool, input.tenantId, input.runId, input.error)) {
+        logger.error({ tenantId: input.tenantId, runId: input.runId, error: input.error }, `review of run ${input.runId} failed: ${input.error}`);
+      }
+    },
+  };
+};

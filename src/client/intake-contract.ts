@@ -1,0 +1,22 @@
+/** The intake workflow's names and input: shared by the workflow and its clients. */
+
+export const INTAKE_WORKFLOW_TYPE = 'runIntake';
+export const RUN_COMPLETED_SIGNAL = 'runCompleted';
+
+export interface RunIntakeInput {
+  tenantId: string;
+  agentId: string;
+  /** Reports received but not yet recorded when the previous run continued as new. */
+  pending?: unknown[];
+  /** Continue as new past this many history events (default 4,000). */
+  historyLimit?: number;
+}
+
+/** Readable in the Temporal UI: one long-lived intake per agent. */
+export function intakeWorkflowId(tenantId: string, agentId: string): string {
+  return `intake/${tenantId}/${agentId}`;
+}
+
+export function reviewWorkflowId(tenantId: string, runId: string): string {
+  return `review/${tenantId}/${runId}`;
+}

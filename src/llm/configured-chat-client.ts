@@ -1,0 +1,15 @@
+import type { Config } from '../config.ts';
+import { createChatClient, type ChatClient } from './chat-client.ts';
+
+/** An LLM is needed (to distil, to review) but SKILLSMITH_LLM_BASE_URL is not set. */
+export class LlmNotConfigured extends Error {
+  override readonly name = 'LlmNotConfigured';
+}
+
+/** The chat client the configuration names; `purpose` says in the error what needed it. */
+export function createConfiguredChatClient(config: Pick<Config, 'llm'>, purpose: string): ChatClient {
+  if (!config.llm.baseUrl) {
+    throw new LlmNotConfigured(`${purpose} needs an LLM but SKILLSMITH_LLM_BASE_URL is not set: point it at an OpenAI-compatible API`);
+  }
+  return createChatClient({ baseUrl: config.llm.baseUrl, model: config.llm.model, apiKey: config.llm.apiKey, timeoutMs: config.llm.timeoutMs });
+}

@@ -1,0 +1,72 @@
+import type { Queryable } from '../store/database.ts';
+
+/** The `reviews` table: one row per background review, at most one per run. */
+
+export type ReviewStatus = 'running' | 'completed' | 'failed';
+
+export interface ReviewRecord {
+  tenantId: string;
+  runId: string;
+  status: ReviewStatus;
+  decision: string | null;
+  detail: Record<string, unknown>;
+  error: string | null;
+  startedAt: Date;
+  finishedAt: Date | null;
+}
+
+interface ReviewRow {
+  tenant_id: string;
+  run_id: string;
+  status: ReviewStatus;
+  decision: string | null;
+  detail: Record<string, unknown>;
+  error: string | null;
+  started_at: Date;
+  finished_at: Date | null;
+}
+
+const toReview = (row: ReviewRow): ReviewRecord => ({
+  tenantId: row.tenant_id,
+  runId: row.run_id,
+  status: row.status,
+  decision: row.decision,
+  detail: row.detail,
+  error: row.error,
+  startedAt: row.started_at,
+  finishedAt: row.finished_at,
+});
+
+/** Records the review as running, or returns the row a previous attempt left. */
+export async function beginReviewRecord(db: Queryable, tenantId: string, runId: string): Promise<ReviewRecord> {
+  await db.query(`INSERT INTO reviews (tenant_id, run_id, status) VALUES ($1, $2, 'running') ON CONFLICT DO NOTHING`, [tenantId, runId]);
+  return (await getReview(db, tenantId, runId))!;
+}
+
+export async function getReview(db: Queryable, tenantId: string, runId: string): Promise<ReviewRecord | undefined> {
+  const { rows } = await db.query<ReviewRow>(`SELECT * FROM reviews WHERE tenant_id = $1 AND run_id = $2`, [tenantId, runId]);
+  return rows[0] ? toReview(rows[0]) : undefined;
+}
+
+export async function finishReviewRecord(
+  db: Queryable,
+  tenantId: string,
+  runId: string,
+  outcome: { decision: string; detail: Record<string, unknown> },
+): Promise<void> {
+  await db.query(
+    `UPDATE reviews SET status = 'completed', decision = $3, detail = $4, finished_at = now()
+      WHERE tenant_id = $1 AND run_id = $2 AND status = 'running'`,
+    [tenantId, runId, outcome.decision, JSON.stringify(outcome.detail)],
+  );
+}
+
+/** Marks a running review failed; true only for the call that did it, so the failure is logged once. */
+export async function failReviewRecord(db: Queryable, tenantId: string, runId: string, error: string): Promise<boolean> {
+  await db.query(`INSERT INTO reviews (tenant_id, run_id, status) VALUES ($1, $2, 'running') ON CONFLICT DO NOTHING`, [tenantId, runId]);
+  const { rowCount } = await db.query(
+    `UPDATE reviews SET status = 'failed', error = $3, finished_at = now() WHERE tenant_id = $1 AND run_id = $2 AND status = 'running'`,
+    [tenantId, runId, error],
+  );
+  return (rowCount ?? 0) > 0;
+}

@@ -1,0 +1,70 @@
+import { CancellationScope, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities/index.ts';
+
+// Bookkeeping and the track record: short database work.
+const { beginReview, updateTrackRecord, finishReview, recordReviewFailure } = proxyActivities<Activities>({
+  summary: 'review record and track record',
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5, nonRetryableErrorTypes: ['ReviewedRunMissing'] },
+});
+
+// The LLM reviewer: several turns, heartbeating; a misbehaving reviewer is not retried.
+const { reviewWithLlm } = proxyActivities<Activities>({
+  summary: 'LLM review of the finished run',
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '30 seconds',
+  retry: {
+    initialInterval: '2 seconds',
+    backoffCoefficient: 2,
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: ['ReviewedRunMissing', 'LlmNotConfigured', 'LlmResponseInvalid', 'ReviewAnswerMalformed'],
+  },
+});
+
+/** A review that has not finished by then is a failure (recorded once), never a hang. */
+export const REVIEW_DEADLINE = '15 minutes';
+
+export interface RunReviewInput {
+  tenantId: string;
+  runId: string;
+}
+
+/**
+ * The background review of one completed run (id `review/<tenant>/<runId>`, started at most once,
+ * outliving the intake that started it): update the track record of the procedures the run
+ * used, then, when reviews are on, let the LLM reviewer propose none / create / patch through
+ * skill_manage. Never fatal: whatever goes wrong is recorded once and the workflow completes.
+ */
+export async function runReview(input: RunReviewInput): Promise<{ status: 'completed' | 'failed' | 'skipped'; decision?: string }> {
+  try {
+    return await CancellationScope.withTimeout(REVIEW_DEADLINE, async () => {
+      const begun = await beginReview(input);
+      if (begun.finished) return { status: 'skipped' as const };
+      const track = await updateTrackRecord(input);
+      if (!begun.llmReview) {
+        await finishReview({ ...input, decision: 'track_record_only', detail: { ...track } });
+        return { status: 'completed' as const, decision: 'track_record_only' };
+      }
+      const outcome = await reviewWithLlm({ ...input, reviewRunId: workflowInfo().workflowId });
+      await finishReview({ ...input, decision: outcome.decision, detail: { ...track, ...outcome } });
+      return { status: 'completed' as const, decision: outcome.decision };
+    });
+  } catch (error) {
+    const reason = describeFailure(error);
+    await CancellationScope.nonCancellable(() => recordReviewFailure({ ...input, error: reason }));
+    return { status: 'failed', decision: reason };
+  }
+}
+
+function describeFailure(error: unknown): string {
+  // The innermost cause says what went wrong; the deepest failure type names it (an activity
+  // failure wraps an ApplicationFailure whose type is the domain error's name).
+  let current = error as { message?: string; cause?: unknown; type?: string | null } | undefined;
+  let type: string | undefined;
+  for (; current; current = current.cause as typeof current) {
+    if (current.type) type = current.type;
+    if (!current.cause) break;
+  }
+  const message = current?.message ?? String(error);
+  return type ? `${type}: ${message}` : message;
+}
