@@ -1,3 +1,4 @@
+import { createApiDependencies } from '../src/api/compose.ts';
 /**
  * HTTP API throughput: GET /v1/recall under a bounded local load loop on loopback.
  *
@@ -61,10 +62,9 @@ try {
   const embedder = await loadEmbedder();
   process.stderr.write(`populating ${values.procedures} skills + procedures on ${database.kind} Postgres…\n`);
   const populated = await populate(database, Number(values.procedures), { dimension: embedder.dimension, modelId: embedder.modelId });
-  const api = await startApiServer(
-    {
-      pool: database.pool,
-      config: loadConfig({}),
+  const api = await startApiServer({
+        ...createApiDependencies({ pool: database.pool, config: loadConfig({}), logger: pino({ level: 'silent' }) }),
+        config: loadConfig({}),
       skills: populated.skills,
       logger: pino({ level: 'silent' }),
       tokens: [{ token: TOKEN, tenantId: BENCH_TENANT, principal: 'bench', scopes: ['recall.read'] }],

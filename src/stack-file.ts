@@ -12,6 +12,7 @@ export const stackFileSchema = z.object({
   taskQueue: z.string(),
   databaseUrl: z.string(),
   embeddedDatabase: z.boolean(),
+  apiUrl: z.string().optional(),
 });
 
 export type StackFile = z.infer<typeof stackFileSchema>;

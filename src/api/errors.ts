@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { z, ZodError } from 'zod';
 import type { Logger } from '../logger.ts';
+import { SkillValidationError } from '../skills/validation-errors.ts';
 
 /**
  * Every error leaves the API as `{error: {code, message, details}}`. `code` is the stable name of
@@ -40,6 +41,21 @@ const statusByErrorName: Record<string, number> = {
   SkillPackageMissing: 409,
   EmbeddingModelUnavailable: 503,
   EmbeddingDimensionMismatch: 503,
+  TenantMismatch: 403,
+  RunReportInvalid: 400,
+  RunReportTooLarge: 413,
+  TemporalUnavailable: 503,
+  SkillAuthoringDenied: 403,
+  SkillAuthoringDisabled: 403,
+  SkillRevisionConflict: 409,
+  SkillManageInvocationReused: 409,
+  SkillManageRequestInvalid: 400,
+  SkillNameNotUnique: 409,
+  SkillSourceImmutable: 409,
+  SkillSourceRefused: 409,
+  ApprovalNotFound: 404,
+  ApprovalNotPending: 409,
+  ApprovalExpired: 409,
 };
 
 /** The error's own data fields (the ones domain errors declare), safe to return as details. */
@@ -88,7 +104,8 @@ export function createErrorHandler(logger: Logger) {
     if (error instanceof ZodError) {
       return reply.code(400).send(body('ValidationFailed', error.issues[0]?.message ?? 'invalid request', { issues: error.issues }));
     }
-    const status = statusByErrorName[error.name];
+    // Every other rule of the skill validator is a named SkillValidationError: the package is unprocessable.
+    const status = statusByErrorName[error.name] ?? (error instanceof SkillValidationError ? 422 : undefined);
     if (status !== undefined) {
       if (status === 401) reply.header('www-authenticate', 'Bearer');
       return reply.code(status).send(body(error.name, error.message, ownDetails(error)));

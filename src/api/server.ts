@@ -16,7 +16,12 @@ import { createAgentSpecRepository, type AgentSpecRepository } from '../sessions
 import type { SkillRepository } from '../store/skill-repository.ts';
 import { createAuthenticator, loadApiTokens, type ApiTokenEntry, type Authenticator, type Principal } from './auth.ts';
 import { createErrorHandler, notFoundBody } from './errors.ts';
+import type { Approvals } from '../authoring/approvals.ts';
+import type { SkillManage } from '../authoring/skill-manage.ts';
+import type { RunReport } from '../runs/run-report.ts';
+import { registerAuthoringRoutes } from './routes/authoring.ts';
 import { registerHealthRoutes } from './routes/health.ts';
+import { registerRunRoutes } from './routes/runs.ts';
 import { registerRecallRoutes } from './routes/recall.ts';
 import { registerSessionRoutes } from './routes/sessions.ts';
 import { registerSkillRoutes } from './routes/skills.ts';
@@ -30,11 +35,17 @@ import { registerSkillRoutes } from './routes/skills.ts';
  */
 export type RecallFunction = (tenantId: string, request: { goal: string; topK: number }) => Promise<RecalledSkill[]>;
 
+/** Hands a run report to the intake (signalWithStart); validates it and refuses oversized ones. */
+export type ReportRunFunction = (report: unknown) => Promise<{ workflowId: string; report: RunReport }>;
+
 export interface ApiDependencies {
   pool: pg.Pool;
   config: Config;
   skills: SkillRepository;
   recall: RecallFunction;
+  reportRun: ReportRunFunction;
+  skillManage: SkillManage;
+  approvals: Approvals;
   logger: Logger;
   /** Tokens to accept; defaults to those in config (SKILLSMITH_API_TOKENS). */
   tokens?: readonly ApiTokenEntry[];
@@ -51,7 +62,14 @@ export type ApiApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerRe
 /** One module per resource: `(app, context) => void`, registering its routes. Add a module here. */
 export type ApiRouteModule = (app: ApiApp, context: ApiContext) => void;
 
-const routeModules: ApiRouteModule[] = [registerHealthRoutes, registerRecallRoutes, registerSessionRoutes, registerSkillRoutes];
+const routeModules: ApiRouteModule[] = [
+  registerHealthRoutes,
+  registerRecallRoutes,
+  registerSessionRoutes,
+  registerSkillRoutes,
+  registerRunRoutes,
+  registerAuthoringRoutes,
+];
 
 declare module 'fastify' {
   interface FastifyContextConfig {

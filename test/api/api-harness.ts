@@ -1,3 +1,4 @@
+import { createApiDependencies } from '../../src/api/compose.ts';
 import { pino } from 'pino';
 import { buildApiServer, type ApiApp, type RecallFunction } from '../../src/api/server.ts';
 import type { ApiTokenEntry } from '../../src/api/auth.ts';
@@ -27,7 +28,7 @@ export const ALL_SCOPES = ['session.write', 'session.read', 'skill.read', 'recal
 
 export async function openApiHarness(
   tokens: ApiTokenEntry[],
-  options: { env?: Record<string, string>; withRecall?: boolean; similarityTau?: number } = {},
+  options: { env?: Record<string, string>; withRecall?: boolean; similarityTau?: number; temporalAddress?: string } = {},
 ): Promise<ApiHarness> {
   const database = await openTestDatabase();
   const config = loadConfig({ SKILLSMITH_API_BODY_LIMIT: '65536', ...options.env });
@@ -41,7 +42,12 @@ export async function openApiHarness(
     const similarityTau = options.similarityTau ?? 0.5;
     recall = (tenantId, request) => recallSkill({ pool: database.pool, skills, embedder, similarityTau }, tenantId, request);
   }
-  const app = await buildApiServer({ pool: database.pool, config, skills, recall, logger: silentLogger, tokens });
+  const app = await buildApiServer({
+    ...createApiDependencies({ pool: database.pool, config, logger: silentLogger, temporalAddress: options.temporalAddress }),
+    skills,
+    recall,
+    tokens,
+  });
   return {
     database,
     skills,

@@ -1,3 +1,4 @@
+import { createApiDependencies } from '../../src/api/compose.ts';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbedder } from '../../src/embedding/embedder.ts';
@@ -48,12 +49,16 @@ describe('HTTP API: refusals before anything is written', () => {
     expect(document.openapi).toBe('3.1.0');
     expect(Object.keys(document.paths).sort()).toEqual([
       '/healthz',
+      '/v1/approvals',
+      '/v1/approvals/{id}/resolve',
       '/v1/recall',
+      '/v1/runs',
       '/v1/sessions',
       '/v1/sessions/{id}',
       '/v1/sessions/{id}/replay',
       '/v1/sessions/{id}/skills/load',
       '/v1/skills',
+      '/v1/skills/manage',
     ]);
     expect(JSON.stringify(document.paths['/v1/sessions']!.post!.requestBody)).toContain('mcpPrompts');
     expect(document.paths['/v1/sessions']!.post!.security).toEqual([{ bearer: [] }]);
@@ -249,7 +254,7 @@ describe('HTTP API: skills and recall', () => {
   it('answers 503 when the embedding model cannot be loaded and 500 without detail on an unexpected failure', async () => {
     const failing = async (error: Error) =>
       buildApiServer({
-        pool: harness.database.pool,
+        ...createApiDependencies({ pool: harness.database.pool, config: harness.config, logger: silentLogger }),
         config: harness.config,
         skills: harness.skills,
         logger: silentLogger,
@@ -278,9 +283,8 @@ describe('HTTP API: skills and recall', () => {
 
   it('serves the same routes over a real socket on 127.0.0.1', async () => {
     const embedder = await createEmbedder(testModelSettings());
-    const running = await startApiServer(
-      {
-        pool: harness.database.pool,
+    const running = await startApiServer({
+        ...createApiDependencies({ pool: harness.database.pool, config: harness.config, logger: silentLogger }),
         config: harness.config,
         skills: harness.skills,
         logger: silentLogger,

@@ -1,3 +1,4 @@
+import { createApiDependencies } from '../../src/api/compose.ts';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbedder, type Embedder } from '../../src/embedding/embedder.ts';
@@ -78,8 +79,8 @@ describe('tenant isolation (property)', () => {
           }
           // Route the requests through a server that knows exactly these tokens.
           const server = await buildApiServer({
-            pool: database.pool,
-            config: harness.config,
+        ...createApiDependencies({ pool: database.pool, config: harness.config, logger: silentLogger }),
+        config: harness.config,
             skills,
             logger: silentLogger,
             tokens,

@@ -21,6 +21,7 @@ describe('skillsmith up (embedded stack) and CLI errors', () => {
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       SKILLSMITH_POSTGRES_PORT: String(await freePort()),
       TEMPORAL_TASK_QUEUE: `up-${Date.now()}`,
+      SKILLSMITH_API_PORT: String(await freePort()),
     });
     expect(result.stderr).not.toMatch(/error/i);
     expect(result.code).toBe(0);
@@ -29,6 +30,7 @@ describe('skillsmith up (embedded stack) and CLI errors', () => {
     expect(stack.temporalAddress).toBe(inject('temporalAddress'));
     expect(stack.check.vectorExtension).toMatch(/^0\.8\./);
     expect(stack.check.migrations).toBeGreaterThan(0);
+    expect(stack.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
   it('refuses a malformed tenant with a one-line reason and exit 1', async () => {

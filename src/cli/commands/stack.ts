@@ -1,5 +1,8 @@
 import type { Command } from 'commander';
+import { startApi } from '../../api/compose.ts';
+import type { RunningApi } from '../../api/server.ts';
 import { resolveTemporalCli } from '../../infra/temporal-cli.ts';
+import { createPool } from '../../store/database.ts';
 import { readStackFile, removeStackFile, stackFilePath, writeStackFile, type StackFile } from '../../stack-file.ts';
 import type { CliContext } from '../context.ts';
 import { startLocalStack } from '../local-stack.ts';
@@ -9,13 +12,16 @@ export function registerStackCommands(program: Command, context: CliContext): vo
 
   program
     .command('up')
-    .description('run the embedded stack in the foreground: Temporal dev server + Web UI, embedded Postgres, worker')
+    .description('run the embedded stack in the foreground: Temporal dev server + Web UI, embedded Postgres, worker, HTTP API')
     .option('--check-only', 'start everything, run the stack check, print it, and stop', false)
     .action(async (options: { checkOnly: boolean }, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
       const stack = await startLocalStack(context);
+      const apiPool = createPool(stack.databaseUrl);
+      let api: RunningApi | undefined;
       try {
         const check = await context.runtime.checkStack({ temporalAddress: stack.temporalAddress });
+        api = await startApi({ pool: apiPool, config, logger, temporalAddress: stack.temporalAddress });
         const record: StackFile = {
           pid: process.pid,
           startedAt: new Date().toISOString(),
@@ -25,6 +31,7 @@ export function registerStackCommands(program: Command, context: CliContext): vo
           taskQueue: config.temporal.taskQueue,
           databaseUrl: stack.databaseUrl,
           embeddedDatabase: stack.embeddedDatabase,
+          apiUrl: api.url,
         };
         context.output.result(json, { ...record, check }, () =>
           [
@@ -32,6 +39,7 @@ export function registerStackCommands(program: Command, context: CliContext): vo
             `web ui     ${record.temporalUiUrl ?? '(external Temporal: use its own UI)'}`,
             `postgres   ${record.databaseUrl} (${record.embeddedDatabase ? 'embedded PGlite' : 'external'}, PostgreSQL ${check.serverVersion}, pgvector ${check.vectorExtension})`,
             `worker     running; stack check passed (${check.migrations} migrations applied)`,
+            `http api   ${record.apiUrl} (OpenAPI at ${record.apiUrl}/openapi.json)`,
             options.checkOnly ? 'stopping (--check-only)' : `stack file ${stackFilePath(config.home)} — Ctrl-C stops everything`,
           ].join('\n'),
         );
@@ -44,6 +52,8 @@ export function registerStackCommands(program: Command, context: CliContext): vo
         });
       } finally {
         await removeStackFile(config.home);
+        await api?.close();
+        await apiPool.end();
         await stack.stop();
       }
     });

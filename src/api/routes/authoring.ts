@@ -1,0 +1,121 @@
+import { z } from 'zod';
+import { originTrustSchema, skillManageRequestSchema } from '../../authoring/skill-manage.ts';
+import type { Approval } from '../../store/approval-repository.ts';
+import { errorResponseSchema } from '../errors.ts';
+import { principalOf, type ApiApp, type ApiContext } from '../server.ts';
+
+const manageBodySchema = z.strictObject({
+  /** The tool invocation this call is; with the canonical argument hash, its idempotency key. */
+  invocationId: z.string().min(1).max(200),
+  runId: z.string().min(1).max(128),
+  /** The trust of the turn that proposes the write; below "user" is denied. */
+  originTrust: originTrustSchema,
+  taint: z.string().max(500).optional(),
+  sessionId: z.string().min(1).max(200).optional(),
+  request: skillManageRequestSchema,
+});
+
+const approvalSchema = z.object({
+  id: z.string(),
+  status: z.string(),
+  operation: z.string(),
+  skillName: z.string(),
+  currentRevision: z.number().int(),
+  proposedRevision: z.number().int(),
+  diff: z.string(),
+  memberChanges: z.unknown(),
+  requestedByPrincipalId: z.string(),
+  requestedByRunId: z.string(),
+  createdAt: z.string(),
+  resolvedAt: z.string().nullable(),
+  resolvedBy: z.string().nullable(),
+  resolutionReason: z.string().nullable(),
+  installedRevision: z.number().int().nullable(),
+});
+
+function present(approval: Approval): z.infer<typeof approvalSchema> {
+  return {
+    id: approval.id,
+    status: approval.status,
+    operation: approval.operation,
+    skillName: approval.skillName,
+    currentRevision: approval.currentRevision,
+    proposedRevision: approval.proposedRevision,
+    diff: approval.diff,
+    memberChanges: approval.memberChanges,
+    requestedByPrincipalId: approval.requestedByPrincipalId,
+    requestedByRunId: approval.requestedByRunId,
+    createdAt: approval.createdAt.toISOString(),
+    resolvedAt: approval.resolvedAt?.toISOString() ?? null,
+    resolvedBy: approval.resolvedBy,
+    resolutionReason: approval.resolutionReason,
+    installedRevision: approval.installedRevision,
+  };
+}
+
+/**
+ * POST /v1/skills/manage (skill_manage, scope skill.write), GET /v1/approvals (approval.read),
+ * POST /v1/approvals/{id}/resolve (approval.resolve). Principal and scopes come from the token.
+ */
+export function registerAuthoringRoutes(app: ApiApp, { skillManage, approvals }: ApiContext): void {
+  app.post(
+    '/v1/skills/manage',
+    {
+      config: { scope: 'skill.write' },
+      schema: {
+        summary: 'skill_manage: create / edit / patch / archive an agent skill, under governance',
+        security: [{ bearer: [] }],
+        body: manageBodySchema,
+        response: { 200: z.record(z.string(), z.unknown()), '4xx': errorResponseSchema, '5xx': errorResponseSchema },
+      },
+    },
+    async (request) => {
+      const principal = principalOf(request);
+      const { request: manageRequest, ...turn } = request.body;
+      return skillManage.manage(
+        { tenantId: principal.tenantId, principalId: principal.principal, scopes: [...principal.scopes], ...turn },
+        manageRequest,
+      );
+    },
+  );
+
+  app.get(
+    '/v1/approvals',
+    {
+      config: { scope: 'approval.read' },
+      schema: {
+        summary: "the tenant's skill-authoring approvals (pending ones past their TTL expire first)",
+        security: [{ bearer: [] }],
+        querystring: z.strictObject({ status: z.enum(['pending', 'approved', 'rejected', 'expired', 'conflicted']).optional() }),
+        response: { 200: z.object({ approvals: z.array(approvalSchema) }), '4xx': errorResponseSchema },
+      },
+    },
+    async (request) => {
+      const { tenantId } = principalOf(request);
+      const listed = await approvals.list(tenantId, request.query.status ? { status: request.query.status } : {});
+      return { approvals: listed.map(present) };
+    },
+  );
+
+  app.post(
+    '/v1/approvals/:id/resolve',
+    {
+      config: { scope: 'approval.resolve' },
+      schema: {
+        summary: 'approve (installs the proposed revision, CAS on the recorded one) or reject an approval',
+        security: [{ bearer: [] }],
+        params: z.strictObject({ id: z.string().min(1).max(100) }),
+        body: z.strictObject({ decision: z.enum(['approve', 'reject']), reason: z.string().max(1000).optional() }),
+        response: { 200: approvalSchema, '4xx': errorResponseSchema },
+      },
+    },
+    async (request) => {
+      const { tenantId, principal } = principalOf(request);
+      const resolved =
+        request.body.decision === 'approve'
+          ? await approvals.approve(tenantId, request.params.id, { resolvedBy: principal })
+          : await approvals.reject(tenantId, request.params.id, { resolvedBy: principal, ...(request.body.reason ? { reason: request.body.reason } : {}) });
+      return present(resolved);
+    },
+  );
+}
