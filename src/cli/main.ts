@@ -98,18 +98,18 @@ export function buildProgram(context: CliContext): Command {
       if (!parsed.success) throw new Error(`invalid --tenant ${JSON.stringify(tenant)}: ${parsed.error.issues[0]?.message}`);
     });
   registerStackCommands(program, context);
-  registerMigrateCommands(program, context);
-  registerApprovalsCommands(program, context);
-  registerMetricsCommands(program, context);
-  registerSkillsCommands(program, context);
+  registerDemoCommands(program, context);
   registerApiCommands(program, context);
-  registerAgentsCommands(program, context);
+  registerMigrateCommands(program, context);
   registerIngestCommands(program, context);
   registerSynthesisCommands(program, context);
   registerRecallCommands(program, context);
-  registerDemoCommands(program, context);
-  registerModelsCommands(program, context);
   registerClustersCommands(program, context);
+  registerSkillsCommands(program, context);
+  registerAgentsCommands(program, context);
+  registerApprovalsCommands(program, context);
+  registerMetricsCommands(program, context);
+  registerModelsCommands(program, context);
   return program;
 }
 

@@ -71,7 +71,7 @@ async function freshGoalFor(pool: Awaited<ReturnType<CliContext['openPool']>>, t
 export function registerDemoCommands(program: Command, context: CliContext): void {
   program
     .command('demo')
-    .description('the main job on the embedded stack: ingest the bundled sample runs, run a synthesis pass, show the learned skills and one recall')
+    .description('the main job on the embedded stack: ingest the bundled sample runs, run a synthesis pass, show the learned skills and recalls for new goals')
     .option('--keep-running', 'keep the stack and its Temporal Web UI up afterwards, until Ctrl-C', false)
     .action(async (options: { keepRunning: boolean }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
