@@ -175,27 +175,29 @@ export interface ProcedureWrite {
   embeddingModel: string;
 }
 
+/** The content and track-record columns a write sets, in the order both statements below use. */
+function contentParameters(write: ProcedureWrite): unknown[] {
+  return [
+    write.revision,
+    write.whenToUse,
+    JSON.stringify(write.toolSequence),
+    JSON.stringify(write.toolsRequired),
+    write.successCount,
+    write.attemptCount,
+    JSON.stringify({ source: 'synthesized', from_sessions: write.fromSessions }),
+    pgvector.toSql(Array.from(write.embedding)),
+    write.embeddingModel,
+    write.embedding.length,
+  ];
+}
+
 export async function insertProcedure(db: pg.PoolClient, tenantId: string, write: ProcedureWrite): Promise<Procedure> {
   const { rows } = await db.query<ProcedureRow>(
     `INSERT INTO procedures (tenant_id, skill_id, name, revision, when_to_use, tool_sequence, tools_required,
        success_count, attempt_count, provenance, embedding, embedding_model, embedding_dimension)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
      RETURNING ${COLUMNS}`,
-    [
-      tenantId,
-      write.skillId,
-      write.name,
-      write.revision,
-      write.whenToUse,
-      JSON.stringify(write.toolSequence),
-      JSON.stringify(write.toolsRequired),
-      write.successCount,
-      write.attemptCount,
-      JSON.stringify({ source: 'synthesized', from_sessions: write.fromSessions }),
-      pgvector.toSql(Array.from(write.embedding)),
-      write.embeddingModel,
-      write.embedding.length,
-    ],
+    [tenantId, write.skillId, write.name, ...contentParameters(write)],
   );
   return toProcedure(rows[0]!);
 }
@@ -207,20 +209,7 @@ export async function updateProcedure(db: pg.PoolClient, tenantId: string, id: s
        success_count = $7, attempt_count = $8, provenance = $9, embedding = $10, embedding_model = $11,
        embedding_dimension = $12, updated_at = now()
      WHERE tenant_id = $1 AND id = $2`,
-    [
-      tenantId,
-      id,
-      write.revision,
-      write.whenToUse,
-      JSON.stringify(write.toolSequence),
-      JSON.stringify(write.toolsRequired),
-      write.successCount,
-      write.attemptCount,
-      JSON.stringify({ source: 'synthesized', from_sessions: write.fromSessions }),
-      pgvector.toSql(Array.from(write.embedding)),
-      write.embeddingModel,
-      write.embedding.length,
-    ],
+    [tenantId, id, ...contentParameters(write)],
   );
 }
 

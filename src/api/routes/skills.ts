@@ -1,8 +1,9 @@
 import { z } from 'zod';
-import type { SkillRevision } from '../../store/skill-repository.ts';
+import { summarizeRevision } from '../../skills/skill-summary.ts';
 import { errorResponseSchema } from '../errors.ts';
 import { principalOf, type ApiApp, type ApiContext } from '../server.ts';
 
+// The response schema picks the API's fields of the shared summary (zod drops the rest).
 const skillSummarySchema = z.object({
   name: z.string(),
   revision: z.number().int(),
@@ -17,23 +18,6 @@ const skillSummarySchema = z.object({
   bodyTokens: z.number().int(),
   createdAt: z.string(),
 });
-
-function summarize(revision: SkillRevision): z.infer<typeof skillSummarySchema> {
-  return {
-    name: revision.name,
-    revision: revision.revision,
-    version: revision.manifest.version,
-    description: revision.manifest.description,
-    requiredTools: revision.manifest.requiredTools,
-    license: revision.manifest.license,
-    source: revision.source,
-    trust: revision.trust,
-    contentSha256: revision.contentSha256,
-    fileCount: revision.fileCount,
-    bodyTokens: revision.bodyTokens,
-    createdAt: revision.createdAt.toISOString(),
-  };
-}
 
 /** GET /v1/skills — the newest active revision of each of the tenant's skills, metadata only (scope skill.read). */
 export function registerSkillRoutes(app: ApiApp, { skills }: ApiContext): void {
@@ -50,7 +34,7 @@ export function registerSkillRoutes(app: ApiApp, { skills }: ApiContext): void {
     },
     async (request) => {
       const { tenantId } = principalOf(request);
-      return { skills: (await skills.listActive(tenantId, request.query.limit)).map(summarize) };
+      return { skills: (await skills.listActive(tenantId, request.query.limit)).map(summarizeRevision) };
     },
   );
 }

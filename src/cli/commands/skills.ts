@@ -6,7 +6,8 @@ import { readPackageArchive } from '../../skills/package-archive.ts';
 import { serializeSkillDocument } from '../../skills/skill-format.ts';
 import { checkMemberPath, readPackageDirectory, SKILL_MANIFEST_PATH } from '../../skills/skill-package.ts';
 import { parseSkillRef } from '../../skills/skill-ref.ts';
-import { createSkillRepository, type SkillRevision, type SkillRepository } from '../../store/skill-repository.ts';
+import { createSkillRepository, type SkillRepository } from '../../store/skill-repository.ts';
+import { summarizeRevision, type SkillSummary } from '../../skills/skill-summary.ts';
 import type { CliContext } from '../context.ts';
 import { registerSkillsSyncCommand } from './skills-sync.ts';
 
@@ -20,48 +21,6 @@ import { registerSkillsSyncCommand } from './skills-sync.ts';
  * Export writes the stored members verbatim, so the tree re-installs to the same sha256;
  * --canonical rewrites SKILL.md in the agentskills.io shape instead.
  */
-export interface SkillSummary {
-  tenantId: string;
-  name: string;
-  revision: number;
-  version: string;
-  description: string;
-  requiredTools: string[];
-  license: string;
-  source: string;
-  trust: string;
-  status: string;
-  contentSha256: string;
-  packageKey: string;
-  packageBytes: number;
-  fileCount: number;
-  bodyTokens: number;
-  createdAt: string;
-  authoredBy: SkillRevision['authoredBy'];
-}
-
-export function summarizeRevision(revision: SkillRevision): SkillSummary {
-  return {
-    tenantId: revision.tenantId,
-    name: revision.name,
-    revision: revision.revision,
-    version: revision.manifest.version,
-    description: revision.manifest.description,
-    requiredTools: revision.manifest.requiredTools,
-    license: revision.manifest.license,
-    source: revision.source,
-    trust: revision.trust,
-    status: revision.status,
-    contentSha256: revision.contentSha256,
-    packageKey: revision.packageKey,
-    packageBytes: revision.packageBytes,
-    fileCount: revision.fileCount,
-    bodyTokens: revision.bodyTokens,
-    createdAt: revision.createdAt.toISOString(),
-    authoredBy: revision.authoredBy,
-  };
-}
-
 function describeRevision(summary: SkillSummary): string {
   const tools = summary.requiredTools.length > 0 ? summary.requiredTools.join(', ') : 'none';
   return [
