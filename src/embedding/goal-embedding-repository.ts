@@ -181,3 +181,13 @@ export async function loadGoalEmbeddings(
   }
   return { runIds, vectors };
 }
+
+/**
+ * Forgets every goal embedding (and model record) of the tenant made by a model other than
+ * `keepModelId`: the explicit first half of `skillsmith reembed`. Returns how many were dropped.
+ */
+export async function forgetOtherModels(db: Queryable, tenantId: string, keepModelId: string): Promise<number> {
+  const { rowCount } = await db.query('DELETE FROM goal_embeddings WHERE tenant_id = $1 AND model_id <> $2', [tenantId, keepModelId]);
+  await db.query('DELETE FROM embedding_models WHERE tenant_id = $1 AND model_id <> $2', [tenantId, keepModelId]);
+  return rowCount ?? 0;
+}

@@ -282,3 +282,18 @@ export async function hasProcedures(db: Queryable, tenantId: string): Promise<bo
   const { rowCount } = await db.query(`SELECT 1 FROM procedures WHERE tenant_id = $1 LIMIT 1`, [tenantId]);
   return (rowCount ?? 0) > 0;
 }
+
+/** Re-embeds one procedure's when_to_use with another model (`skillsmith reembed`). */
+export async function replaceProcedureEmbedding(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  embedding: Float32Array,
+  embeddingModel: string,
+): Promise<void> {
+  await db.query(
+    `UPDATE procedures SET embedding = $3, embedding_model = $4, embedding_dimension = $5, updated_at = now()
+      WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, id, pgvector.toSql(Array.from(embedding)), embeddingModel, embedding.length],
+  );
+}

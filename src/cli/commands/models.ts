@@ -1,5 +1,8 @@
+import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { isModelPresent, packagedModels, pullModel, testEmbeddingModel } from '../../embedding/model-pull.ts';
+import { createEmbedder } from '../../embedding/embedder.ts';
+import { reembedTenant } from '../../embedding/reembed.ts';
 import type { CliContext } from '../context.ts';
 
 /**
@@ -60,6 +63,30 @@ export function registerModelsCommands(program: Command, context: CliContext): v
               (row.configured ? '  (configured)' : ''),
           )
           .join('\n'),
+      );
+    });
+
+  program
+    .command('reembed')
+    .description("move the tenant to the configured embedding model: drop other models' goal embeddings, embed every goal, re-embed every procedure")
+    .action(async (_options: unknown, command: Command) => {
+      const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
+      const pool = await context.openPool();
+      const embedder = await createEmbedder(context.config.embedding);
+      const bar = !json && process.stderr.isTTY
+        ? new SingleBar({ format: 'embedding goals [{bar}] {value}/{total}', stream: process.stderr, hideCursor: true }, Presets.shades_classic)
+        : undefined;
+      bar?.start(0, 0);
+      const result = await reembedTenant(pool, embedder, tenant, {
+        pageSize: Math.max(context.config.embedding.batchSize, 256),
+        onProgress: ({ embedded, total }) => {
+          bar?.setTotal(total);
+          bar?.update(embedded);
+        },
+      }).finally(() => bar?.stop());
+      context.output.result(json, result, () =>
+        `tenant ${tenant} now uses ${result.modelId} (${result.dimension}-d): dropped ${result.droppedGoalEmbeddings} goal embeddings of other models, ` +
+        `embedded ${result.embeddedGoals} goals, re-embedded ${result.reembeddedProcedures} procedures`,
       );
     });
 }

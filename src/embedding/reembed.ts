@@ -1,0 +1,47 @@
+import type pg from 'pg';
+import { ensureProcedureIndex, listProcedures, replaceProcedureEmbedding } from '../procedures/procedure-repository.ts';
+import { withTransaction } from '../store/database.ts';
+import { embedMissingGoals, type EmbedGoalsProgress } from './embed-goals.ts';
+import type { Embedder } from './embedder.ts';
+import { forgetOtherModels } from './goal-embedding-repository.ts';
+
+export interface ReembedResult {
+  tenantId: string;
+  modelId: string;
+  dimension: number;
+  droppedGoalEmbeddings: number;
+  embeddedGoals: number;
+  reembeddedProcedures: number;
+}
+
+/**
+ * `skillsmith reembed`: moves a tenant to the configured embedding model — the explicit way past
+ * EmbeddingDimensionMismatch. Drops the goal embeddings of other models, embeds every goal with
+ * this one, and re-embeds every procedure's when_to_use (so recall and reconcile compare like
+ * with like). Procedures are rewritten in one transaction: recall never sees a mix of models.
+ */
+export async function reembedTenant(
+  pool: pg.Pool,
+  embedder: Embedder,
+  tenantId: string,
+  options: { pageSize: number; onProgress?: (progress: EmbedGoalsProgress) => void },
+): Promise<ReembedResult> {
+  const droppedGoalEmbeddings = await forgetOtherModels(pool, tenantId, embedder.modelId);
+  const goals = await embedMissingGoals(pool, embedder, tenantId, { pageSize: options.pageSize, onProgress: options.onProgress });
+  const procedures = (await listProcedures(pool, tenantId)).filter((procedure) => procedure.embeddingModel !== embedder.modelId);
+  const vectors = await embedder.embed(procedures.map((procedure) => procedure.whenToUse), 'document');
+  await withTransaction(pool, async (client) => {
+    for (const [index, procedure] of procedures.entries()) {
+      await replaceProcedureEmbedding(client, tenantId, procedure.id, vectors[index]!, embedder.modelId);
+    }
+  });
+  if (procedures.length > 0) await ensureProcedureIndex(pool, embedder.dimension);
+  return {
+    tenantId,
+    modelId: embedder.modelId,
+    dimension: embedder.dimension,
+    droppedGoalEmbeddings,
+    embeddedGoals: goals.embedded,
+    reembeddedProcedures: procedures.length,
+  };
+}
