@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { reportRunCompleted } from '../../src/client/run-intake-client.ts';
 import { queryPassProgress, startSynthesisPass } from '../../src/client/synthesis-client.ts';
+import { startScriptedLlm } from '../support/scripted-llm.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
 import { generateRuns } from '../../src/runs/trace-generator.ts';
 import type { PassProgress } from '../../src/synthesis/pass-contract.ts';
@@ -122,4 +124,51 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
     const embeddings = await database.pool.query(`SELECT count(*)::int AS n, count(DISTINCT run_id)::int AS runs FROM goal_embeddings WHERE tenant_id = 'durable'`);
     expect(embeddings.rows[0]).toEqual({ n: 2000, runs: 2000 });
   }, 420_000);
+
+  it('gate.skill.review_never_fatal: the worker killed right after the run is recorded — the review still happens, once, and the run is untouched', async () => {
+    const llm = await startScriptedLlm(() => ({ content: JSON.stringify({ done: true, decision: 'none', summary: 'nothing new' }) }));
+    const reviewEnv = {
+      ...env,
+      TEMPORAL_TASK_QUEUE: `${taskQueue}-review`,
+      SKILLSMITH_AUTHORING_ENABLED: 'true',
+      SKILLSMITH_REVIEW_ENABLED: 'true',
+      SKILLSMITH_LLM_BASE_URL: llm.baseUrl,
+    };
+    try {
+      const first = startWorkerProcess(reviewEnv);
+      workers.push(first);
+      const runId = `killed-${Date.now()}`;
+      const report = {
+        tenantId: 'reviews',
+        agentId: 'agent-1',
+        runId,
+        goal: 'Rotate the payments API key',
+        status: 'completed',
+        startedAt: '2026-11-01T10:00:00Z',
+        completedAt: '2026-11-01T10:01:00Z',
+        toolCalls: [{ tool: 'keys.rotate', success: true }],
+      };
+      await reportRunCompleted(client, report, { taskQueue: reviewEnv.TEMPORAL_TASK_QUEUE });
+      const recorded = await until('the run to be recorded', async () => {
+        const { rows } = await database.pool.query(`SELECT content_sha256 FROM runs WHERE tenant_id = 'reviews' AND run_id = $1`, [runId]);
+        return rows[0]?.content_sha256 as string | undefined;
+      });
+      await kill(first);
+      workers.push(startWorkerProcess(reviewEnv));
+      const review = await until('the review to finish', async () => {
+        const { rows } = await database.pool.query(`SELECT status, decision FROM reviews WHERE tenant_id = 'reviews' AND run_id = $1`, [runId]);
+        return rows[0] && rows[0].status !== 'running' ? rows[0] : undefined;
+      }, 180_000);
+      expect(review).toEqual({ status: 'completed', decision: 'none' });
+      const counts = await database.pool.query(
+        `SELECT (SELECT count(*)::int FROM reviews WHERE tenant_id = 'reviews') AS reviews,
+                (SELECT count(*)::int FROM runs WHERE tenant_id = 'reviews') AS runs,
+                (SELECT content_sha256 FROM runs WHERE tenant_id = 'reviews' AND run_id = $1) AS sha`,
+        [runId],
+      );
+      expect(counts.rows[0]).toEqual({ reviews: 1, runs: 1, sha: recorded });
+    } finally {
+      await llm.close();
+    }
+  }, 240_000);
 });
