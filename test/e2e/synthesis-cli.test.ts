@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../src/infra/temporal-dev-server.ts';
+import { generateRuns } from '../../src/runs/trace-generator.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { ingest, startSynthesisHarness, synthesisTestConfig, taskRuns, type SynthesisHarness } from '../support/synthesis-harness.ts';
@@ -106,6 +107,22 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
     const bad = await runSkillsmith(['schedule', 'set', '--every', 'daily', '--tenant', 'cli'], env);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/invalid --every "daily"/);
+  });
+
+  it('passes cancel stops a running pass, which is recorded as cancelled', async () => {
+    // Enough goals that embedding takes seconds: the cancel lands on a running pass.
+    const runs = generateRuns({ seed: 12, runs: 1500, tenantId: 'cli-cancel' }).map(({ report }) => report);
+    for (let start = 0; start < runs.length; start += 500) await ingest(database, runs.slice(start, start + 500), 'cli-cancel');
+    const handle = await harness.startPass({ tenantId: 'cli-cancel' });
+    const cancelled = await runSkillsmith(['passes', 'cancel', handle.workflowId, '--json', '--tenant', 'cli-cancel'], env);
+    expect(cancelled.code).toBe(0);
+    expect(JSON.parse(cancelled.stdout)).toEqual({ workflowId: handle.workflowId, cancelRequested: true });
+    await handle.result().catch(() => undefined);
+    const listed = JSON.parse((await runSkillsmith(['passes', '--json', '--tenant', 'cli-cancel'], env)).stdout);
+    expect(listed.passes[0]).toMatchObject({ id: handle.workflowId, status: 'cancelled' });
+    const unknown = await runSkillsmith(['passes', 'cancel', 'synthesis/cli-cancel/nope', '--tenant', 'cli-cancel'], env);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/no running pass/);
   });
 
   it('says which Temporal it could not reach', async () => {
