@@ -1,14 +1,11 @@
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { createEmbedder, type Embedder } from '../src/embedding/embedder.ts';
 import { testEmbeddingModel } from '../src/embedding/model-pull.ts';
-import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
 import { ensureProcedureIndex, insertProcedure } from '../src/procedures/procedure-repository.ts';
 import { createSeededRandom } from '../src/runs/seeded-random.ts';
 import { serializeSkillDocument } from '../src/skills/skill-format.ts';
-import { createPool, withTransaction } from '../src/store/database.ts';
-import { migrate } from '../src/store/migrations.ts';
+import { withTransaction } from '../src/store/database.ts';
 import { createSkillRepository, type SkillRepository, type SkillRevision } from '../src/store/skill-repository.ts';
+import { openFreshDatabase, type TestDatabase } from '../test/support/database.ts';
 
 /**
  * Shared set-up for the recall and API benchmarks: a database (embedded PGlite, or a fresh
@@ -17,43 +14,12 @@ import { createSkillRepository, type SkillRepository, type SkillRevision } from 
  */
 export const BENCH_TENANT = 'bench';
 
-export interface BenchDatabase {
-  pool: pg.Pool;
-  url: string;
+export interface BenchDatabase extends TestDatabase {
   kind: 'embedded' | 'native';
-  close(): Promise<void>;
 }
 
 export async function openBenchDatabase(serverUrl: string | undefined): Promise<BenchDatabase> {
-  if (!serverUrl) {
-    const embedded = await startEmbeddedPostgres();
-    // One connection: PGlite's socket server interleaves the protocol messages of concurrent
-    // connections when a transaction is open; it executes one statement at a time anyway.
-    const pool = createPool(embedded.url, { max: 1 });
-    await migrate(pool);
-    return { pool, url: embedded.url, kind: 'embedded', close: async () => { await pool.end(); await embedded.stop(); } };
-  }
-  const name = `skillsmith_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  const pool = createPool(url.toString(), { max: 8 });
-  await migrate(pool);
-  return {
-    pool,
-    url: url.toString(),
-    kind: 'native',
-    async close() {
-      await pool.end();
-      const cleanup = new pg.Client({ connectionString: serverUrl });
-      await cleanup.connect();
-      await cleanup.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await cleanup.end();
-    },
-  };
+  return { ...(await openFreshDatabase(serverUrl)), kind: serverUrl ? 'native' : 'embedded' };
 }
 
 export function benchSkillName(index: number): string {

@@ -14,9 +14,13 @@ export interface TestDatabase {
  * A fresh, migrated database for one test file: a new database on the native server named by
  * SKILLSMITH_TEST_DATABASE_URL (CI runs the store suite that way), else an in-process PGlite.
  */
-export async function openTestDatabase(): Promise<TestDatabase> {
-  const nativeUrl = process.env.SKILLSMITH_TEST_DATABASE_URL;
-  if (nativeUrl) return openNativeDatabase(nativeUrl);
+export function openTestDatabase(): Promise<TestDatabase> {
+  return openFreshDatabase(process.env.SKILLSMITH_TEST_DATABASE_URL);
+}
+
+/** A new, migrated database on the native server at `serverUrl`, or an in-process PGlite without one (tests, benches). */
+export async function openFreshDatabase(serverUrl: string | undefined): Promise<TestDatabase> {
+  if (serverUrl) return openNativeDatabase(serverUrl);
   const embedded = await startEmbeddedPostgres();
   const pool = createPool(embedded.url);
   await migrate(pool);
