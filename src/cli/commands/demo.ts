@@ -60,9 +60,10 @@ async function demoConfiguration(config: Config, log: (message: string) => void)
 
 /** A goal the sample does not contain: a fresh paraphrase from the task family of a learned skill. */
 async function freshGoalFor(pool: Awaited<ReturnType<CliContext['openPool']>>, tenantId: string, runId: string): Promise<string | undefined> {
-  const family = generateRuns({ seed: SAMPLE_SEED, runs: SAMPLE_RUNS }).find((run) => run.report.runId === runId)?.family;
+  const sample = generateRuns({ seed: SAMPLE_SEED, runs: SAMPLE_RUNS });
+  const family = sample.find((run) => run.report.runId === runId)?.family;
   if (!family) return (await findRun(pool, tenantId, runId))?.goal;
-  const known = new Set(generateRuns({ seed: SAMPLE_SEED, runs: SAMPLE_RUNS }).map((run) => run.report.goal));
+  const known = new Set(sample.map((run) => run.report.goal));
   return generateRuns({ seed: 2027, runs: 40, families: [family], distractorRate: 0 })
     .map((run) => run.report.goal)
     .find((goal) => !known.has(goal));
