@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { tenantIdSchema } from '../tenant.ts';
 
 /**
  * Bearer tokens from configuration (SKILLSMITH_API_TOKENS): a JSON array of
@@ -12,7 +13,7 @@ export const API_SCOPES = ['session.write', 'session.read', 'skill.read', 'recal
 
 const tokenEntrySchema = z.strictObject({
   token: z.string().min(16, 'a token is at least 16 characters'),
-  tenantId: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a tenant id'),
+  tenantId: tenantIdSchema,
   principal: z.string().min(1).max(200),
   scopes: z.array(z.string().min(1).max(100)),
 });

@@ -7,6 +7,7 @@ import { SkillNameNotUnique } from '../skills/validation-errors.ts';
 import { validateSkillPackage } from '../skills/validator.ts';
 import { insertApproval } from '../store/approval-repository.ts';
 import { withTransaction } from '../store/database.ts';
+import { tenantIdSchema } from '../tenant.ts';
 import { recordSkillEvent, type SkillEventInput } from '../store/skill-event-repository.ts';
 import {
   findSkillManageInvocation,
@@ -85,7 +86,7 @@ export const originTrustSchema = z.enum(['operator', 'user', 'untrusted']);
 export type OriginTrust = z.infer<typeof originTrustSchema>;
 
 export const skillManageContextSchema = z.object({
-  tenantId: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/),
+  tenantId: tenantIdSchema,
   principalId: z.string().min(1),
   scopes: z.array(z.string()),
   originTrust: originTrustSchema,

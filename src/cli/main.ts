@@ -7,6 +7,7 @@ import { createLogger } from '../logger.ts';
 import { readStackFile } from '../stack-file.ts';
 import { createPool } from '../store/database.ts';
 import { migrate } from '../store/migrations.ts';
+import { tenantIdSchema } from '../tenant.ts';
 import { consoleOutput, type CliContext, type Runtime } from './context.ts';
 import { registerClustersCommands } from './commands/clusters.ts';
 import { registerDemoCommands } from './commands/demo.ts';
@@ -22,9 +23,6 @@ import { registerAgentsCommands } from './commands/agents.ts';
 import { registerStackCommands } from './commands/stack.ts';
 import { registerSynthesisCommands } from './commands/synthesis.ts';
 
-export const tenantIdSchema = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/, 'a tenant id is 1-63 characters of a-z, 0-9, _ and -, the first a letter or digit');
 
 export class NoDatabase extends Error {
   override readonly name = 'NoDatabase';

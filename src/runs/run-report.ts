@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { tenantIdSchema } from '../tenant.ts';
 
 /**
  * The run report contract (DESIGN.md, "Contracts"): what an agent runtime reports when a run
@@ -9,7 +10,6 @@ import { z } from 'zod';
  */
 
 export const DEFAULT_TENANT_ID = 'default';
-export const TENANT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 export const MAX_TOOL_CALLS = 500;
 export const MAX_GOAL_CHARS = 2000;
 export const MAX_RESULT_SUMMARY_CHARS = 4000;
@@ -99,10 +99,7 @@ export const skillPinSchema = z.strictObject({
 
 export const runReportSchema = z
   .strictObject({
-    tenantId: z
-      .string()
-      .regex(TENANT_ID_PATTERN, 'must match [a-z0-9][a-z0-9_-]{0,62}')
-      .default(DEFAULT_TENANT_ID),
+    tenantId: tenantIdSchema.default(DEFAULT_TENANT_ID),
     agentId: storableString().min(1).max(128),
     runId: storableString().min(1).max(128),
     sessionId: storableString().min(1).max(128).optional(),
