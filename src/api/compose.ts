@@ -4,7 +4,7 @@ import { createApprovals } from '../authoring/approvals.ts';
 import { createSkillManage } from '../authoring/skill-manage.ts';
 import { reportRunCompleted } from '../client/run-intake-client.ts';
 import type { Config } from '../config.ts';
-import { createEmbedder, type Embedder } from '../embedding/embedder.ts';
+import { createEmbedder } from '../embedding/embedder.ts';
 import type { Logger } from '../logger.ts';
 import { recallSkill } from '../recall/recall.ts';
 import { createSkillRepository } from '../store/skill-repository.ts';
@@ -15,7 +15,7 @@ export class TemporalUnavailable extends Error {
   override readonly name = 'TemporalUnavailable';
 }
 
-/** Loads once, on first use; a failure is not remembered, so a fixed cause heals without a restart. */
+/** Connects once, on first use; a failure is not remembered, so a fixed cause heals without a restart. */
 function lazily<T>(load: () => Promise<T>): () => Promise<T> {
   let loading: Promise<T> | undefined;
   return () => {
@@ -42,7 +42,6 @@ export function createApiDependencies(options: {
 }): ApiDependencies {
   const { pool, config, logger } = options;
   const skills = createSkillRepository({ pool, defaultLicense: config.skillLicense });
-  const embedder = lazily<Embedder>(() => createEmbedder(config.embedding));
   const temporal = lazily<Client>(async () => {
     const address = options.temporalAddress ?? config.temporal.address;
     if (!address) throw new TemporalUnavailable('no Temporal for the run intake: set TEMPORAL_ADDRESS, or run the API inside `skillsmith up`');
@@ -58,7 +57,8 @@ export function createApiDependencies(options: {
     logger,
     skills,
     recall: async (tenantId, request) =>
-      recallSkill({ pool, skills, embedder: await embedder(), similarityTau: config.synthesis.similarityTau }, tenantId, request),
+      // createEmbedder loads once per process and does not remember a failed load.
+      recallSkill({ pool, skills, embedder: await createEmbedder(config.embedding), similarityTau: config.synthesis.similarityTau }, tenantId, request),
     reportRun: async (report) => reportRunCompleted(await temporal(), report, { taskQueue: config.temporal.taskQueue }),
     skillManage: createSkillManage({
       pool,
