@@ -11,6 +11,7 @@ import { updateTrackRecord, type TrackRecordUpdate } from '../src/review/track-r
 import { findRun } from '../src/runs/run-repository.ts';
 import type { RunReport } from '../src/runs/run-report.ts';
 import type { SkillRevision } from '../src/store/skill-repository.ts';
+import { SkillsmithError } from '../src/skillsmith-error.ts';
 
 export interface ReviewInput {
   tenantId: string;
@@ -18,8 +19,9 @@ export interface ReviewInput {
 }
 
 /** The run under review is gone (it is recorded before its review starts, so this is a bug). */
-export class ReviewedRunMissing extends Error {
-  override readonly name = 'ReviewedRunMissing';
+export class ReviewedRunMissing extends SkillsmithError {
+  static override readonly code = 'ReviewedRunMissing';
+  static override readonly retryable = false;
 }
 
 /** Agent skills the reviewer may build on: those recall matches for the goal first, then the rest, at most 20. */

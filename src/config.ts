@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SkillsmithError } from './skillsmith-error.ts';
 
 /**
  * Every setting skillsmith reads, as one zod schema over the environment.
@@ -137,8 +138,8 @@ export interface Config {
 }
 
 /** A setting that failed validation; the message names the variable and the expected form. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
+export class ConfigError extends SkillsmithError {
+  static override readonly code = 'ConfigError';
   constructor(
     readonly variable: string,
     message: string,

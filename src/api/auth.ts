@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { tenantIdSchema } from '../tenant.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
  * Bearer tokens from configuration (SKILLSMITH_API_TOKENS): a JSON array of
@@ -26,16 +27,18 @@ export interface Principal {
   scopes: ReadonlySet<string>;
 }
 
-export class ApiTokensInvalid extends Error {
-  override readonly name = 'ApiTokensInvalid';
+export class ApiTokensInvalid extends SkillsmithError {
+  static override readonly code = 'ApiTokensInvalid';
 }
 
-export class Unauthorized extends Error {
-  override readonly name = 'Unauthorized';
+export class Unauthorized extends SkillsmithError {
+  static override readonly code = 'Unauthorized';
+  static override readonly httpStatus = 401;
 }
 
-export class ScopeMissing extends Error {
-  override readonly name = 'ScopeMissing';
+export class ScopeMissing extends SkillsmithError {
+  static override readonly code = 'ScopeMissing';
+  static override readonly httpStatus = 403;
   readonly scope: string;
   constructor(scope: string) {
     super(`this token lacks the scope ${JSON.stringify(scope)}`);

@@ -3,17 +3,13 @@ import type pg from 'pg';
 import { createApprovals } from '../authoring/approvals.ts';
 import { createSkillManage } from '../authoring/skill-manage.ts';
 import { reportRunCompleted } from '../client/run-intake-client.ts';
+import { TemporalUnavailable } from '../client/temporal-unavailable.ts';
 import type { Config } from '../config.ts';
 import { createEmbedder } from '../embedding/embedder.ts';
 import type { Logger } from '../logger.ts';
 import { recallSkill } from '../recall/recall.ts';
 import { createSkillRepository } from '../store/skill-repository.ts';
 import { startApiServer, type ApiDependencies, type RunningApi } from './server.ts';
-
-/** POST /v1/runs needs the intake's Temporal, and none is configured or answering. */
-export class TemporalUnavailable extends Error {
-  override readonly name = 'TemporalUnavailable';
-}
 
 /** Connects once, on first use; a failure is not remembered, so a fixed cause heals without a restart. */
 function lazily<T>(load: () => Promise<T>): () => Promise<T> {

@@ -2,11 +2,11 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { z, ZodError } from 'zod';
 import type { Logger } from '../logger.ts';
-import { SkillValidationError } from '../skills/validation-errors.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
- * Every error leaves the API as `{error: {code, message, details}}`. `code` is the stable name of
- * the domain error (or of the HTTP-level refusal); the status is chosen here and only here.
+ * Every error leaves the API as `{error: {code, message, details}}`. `code` is the stable code of
+ * the domain error (or of the HTTP-level refusal); a domain error's status is its own `httpStatus`.
  */
 export const errorResponseSchema = z
   .object({
@@ -18,45 +18,6 @@ export const errorResponseSchema = z
   })
   .meta({ id: 'Error' });
 export type ErrorBody = z.infer<typeof errorResponseSchema>;
-
-const statusByErrorName: Record<string, number> = {
-  Unauthorized: 401,
-  ScopeMissing: 403,
-  SessionNotFound: 404,
-  AgentSpecNotFound: 404,
-  SkillNotFound: 404,
-  SkillMemberNotFound: 404,
-  SkillPackagePathEscape: 400,
-  SkillRefInvalid: 400,
-  SkillNotInCatalog: 422,
-  SkillRefsUnresolved: 422,
-  DuplicateSkillName: 422,
-  SkillMemberNotText: 422,
-  McpSkillHasNoPackage: 422,
-  SkillBodyCapReached: 409,
-  SkillBodyBudgetExceeded: 409,
-  SkillPinMismatch: 409,
-  McpPromptChanged: 409,
-  CatalogDrift: 409,
-  SkillPackageMissing: 409,
-  EmbeddingModelUnavailable: 503,
-  EmbeddingDimensionMismatch: 503,
-  TenantMismatch: 403,
-  RunReportInvalid: 400,
-  RunReportTooLarge: 413,
-  TemporalUnavailable: 503,
-  SkillAuthoringDenied: 403,
-  SkillAuthoringDisabled: 403,
-  SkillRevisionConflict: 409,
-  SkillManageInvocationReused: 409,
-  SkillManageRequestInvalid: 400,
-  SkillNameNotUnique: 409,
-  SkillSourceImmutable: 409,
-  SkillSourceRefused: 409,
-  ApprovalNotFound: 404,
-  ApprovalNotPending: 409,
-  ApprovalExpired: 409,
-};
 
 /** The error's own data fields (the ones domain errors declare), safe to return as details. */
 function ownDetails(error: Error): Record<string, unknown> {
@@ -104,11 +65,10 @@ export function createErrorHandler(logger: Logger) {
     if (error instanceof ZodError) {
       return reply.code(400).send(body('ValidationFailed', error.issues[0]?.message ?? 'invalid request', { issues: error.issues }));
     }
-    // Every other rule of the skill validator is a named SkillValidationError: the package is unprocessable.
-    const status = statusByErrorName[error.name] ?? (error instanceof SkillValidationError ? 422 : undefined);
-    if (status !== undefined) {
-      if (status === 401) reply.header('www-authenticate', 'Bearer');
-      return reply.code(status).send(body(error.name, error.message, ownDetails(error)));
+    // A 500 SkillsmithError is the server's own failure: answered below like any unexpected error.
+    if (error instanceof SkillsmithError && error.httpStatus !== 500) {
+      if (error.httpStatus === 401) reply.header('www-authenticate', 'Bearer');
+      return reply.code(error.httpStatus).send(body(error.code, error.message, ownDetails(error)));
     }
     if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       return reply.code(error.statusCode).send(body(error.code ?? error.name, error.message));

@@ -1,3 +1,5 @@
+import { SkillsmithError } from '../skillsmith-error.ts';
+
 /**
  * Named refusals of governed skill authoring. Each has a stable `name` a caller (the
  * activity layer, the HTTP API) can branch on; store errors (SkillRevisionConflict,
@@ -9,8 +11,9 @@ export type AuthoringDenialReason = 'scope' | 'origin_trust' | 'source' | 'read_
 
 export const SKILL_WRITE_SCOPE = 'skill.write';
 
-export class SkillAuthoringDenied extends Error {
-  override readonly name = 'SkillAuthoringDenied';
+export class SkillAuthoringDenied extends SkillsmithError {
+  static override readonly code = 'SkillAuthoringDenied';
+  static override readonly httpStatus = 403;
   readonly reason: AuthoringDenialReason;
   readonly detail: Record<string, unknown>;
   constructor(reason: AuthoringDenialReason, message: string, detail: Record<string, unknown> = {}) {
@@ -20,16 +23,18 @@ export class SkillAuthoringDenied extends Error {
   }
 }
 
-export class SkillAuthoringDisabled extends Error {
-  override readonly name = 'SkillAuthoringDisabled';
+export class SkillAuthoringDisabled extends SkillsmithError {
+  static override readonly code = 'SkillAuthoringDisabled';
+  static override readonly httpStatus = 403;
   constructor() {
     super('skill authoring is disabled: set SKILLSMITH_AUTHORING_ENABLED=true to enable skill_manage');
   }
 }
 
 /** The same invocation id arrived again with different arguments: never deduplicated, never applied. */
-export class SkillManageInvocationReused extends Error {
-  override readonly name = 'SkillManageInvocationReused';
+export class SkillManageInvocationReused extends SkillsmithError {
+  static override readonly code = 'SkillManageInvocationReused';
+  static override readonly httpStatus = 409;
   readonly invocationId: string;
   readonly recordedArgumentSha256: string;
   readonly argumentSha256: string;
@@ -44,8 +49,9 @@ export class SkillManageInvocationReused extends Error {
   }
 }
 
-export class SkillManageRequestInvalid extends Error {
-  override readonly name = 'SkillManageRequestInvalid';
+export class SkillManageRequestInvalid extends SkillsmithError {
+  static override readonly code = 'SkillManageRequestInvalid';
+  static override readonly httpStatus = 400;
   readonly path: string;
   constructor(path: string, reason: string) {
     super(`invalid skill_manage request at ${path || '(root)'}: ${reason}`);
@@ -53,15 +59,17 @@ export class SkillManageRequestInvalid extends Error {
   }
 }
 
-export class ApprovalNotFound extends Error {
-  override readonly name = 'ApprovalNotFound';
+export class ApprovalNotFound extends SkillsmithError {
+  static override readonly code = 'ApprovalNotFound';
+  static override readonly httpStatus = 404;
   constructor(id: string) {
     super(`no approval ${JSON.stringify(id)} in this tenant`);
   }
 }
 
-export class ApprovalNotPending extends Error {
-  override readonly name = 'ApprovalNotPending';
+export class ApprovalNotPending extends SkillsmithError {
+  static override readonly code = 'ApprovalNotPending';
+  static override readonly httpStatus = 409;
   readonly status: string;
   constructor(id: string, status: string) {
     super(`approval ${id} is ${status}, not pending; nothing changed`);
@@ -69,8 +77,9 @@ export class ApprovalNotPending extends Error {
   }
 }
 
-export class ApprovalExpired extends Error {
-  override readonly name = 'ApprovalExpired';
+export class ApprovalExpired extends SkillsmithError {
+  static override readonly code = 'ApprovalExpired';
+  static override readonly httpStatus = 409;
   constructor(id: string, ttlHours: number) {
     super(`approval ${id} is older than the approval TTL (${ttlHours} h) and has been marked expired; nothing installed`);
   }

@@ -2,8 +2,10 @@ import { Client, Connection } from '@temporalio/client';
 import { Command, CommanderError, Option } from 'commander';
 import type pg from 'pg';
 import { z } from 'zod';
+import { TemporalUnavailable } from '../client/temporal-unavailable.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { createLogger } from '../logger.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 import { readStackFile } from '../stack-file.ts';
 import { createPool } from '../store/database.ts';
 import { migrate } from '../store/migrations.ts';
@@ -23,13 +25,8 @@ import { registerAgentsCommands } from './commands/agents.ts';
 import { registerStackCommands } from './commands/stack.ts';
 import { registerSynthesisCommands } from './commands/synthesis.ts';
 
-
-export class NoDatabase extends Error {
-  override readonly name = 'NoDatabase';
-}
-
-export class NoTemporal extends Error {
-  override readonly name = 'NoTemporal';
+export class NoDatabase extends SkillsmithError {
+  static override readonly code = 'NoDatabase';
 }
 
 /** What a command opened, closed when it ends. */
@@ -50,7 +47,7 @@ function createContext(config: Config, runtime: Runtime, resources: Resources): 
     if (config.temporal.address) return config.temporal.address;
     const stack = await readStackFile(config.home);
     if (stack) return stack.temporalAddress;
-    throw new NoTemporal('no Temporal: set TEMPORAL_ADDRESS, or start the embedded stack with `skillsmith up`');
+    throw new TemporalUnavailable('no Temporal: set TEMPORAL_ADDRESS, or start the embedded stack with `skillsmith up`');
   };
   return {
     config,
@@ -71,7 +68,7 @@ function createContext(config: Config, runtime: Runtime, resources: Resources): 
       try {
         connection = await Connection.connect({ address, connectTimeout: 5_000 });
       } catch (error) {
-        throw new NoTemporal(`Temporal at ${address} does not answer: ${(error as Error).message}`);
+        throw new TemporalUnavailable(`Temporal at ${address} does not answer: ${(error as Error).message}`);
       }
       resources.connections.push(connection);
       return new Client({ connection, namespace: config.temporal.namespace });

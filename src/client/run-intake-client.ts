@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { parseRunReport, type RunReport, type RunReportIssue } from '../runs/run-report.ts';
 import { INTAKE_WORKFLOW_TYPE, intakeWorkflowId, RUN_COMPLETED_SIGNAL, type RunIntakeInput } from './intake-contract.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
  * How agent runtimes report a finished run: `reportRunCompleted(client, report)` validates the
@@ -11,16 +12,18 @@ import { INTAKE_WORKFLOW_TYPE, intakeWorkflowId, RUN_COMPLETED_SIGNAL, type RunI
 /** Temporal refuses payloads over 2 MiB; keep headroom for the signal's envelope. */
 export const MAX_REPORT_PAYLOAD_BYTES = 2 * 1024 * 1024 - 64 * 1024;
 
-export class RunReportInvalid extends Error {
-  override readonly name = 'RunReportInvalid';
+export class RunReportInvalid extends SkillsmithError {
+  static override readonly code = 'RunReportInvalid';
+  static override readonly httpStatus = 400;
   constructor(readonly issues: RunReportIssue[]) {
     super(`invalid run report: ${issues.map((issue) => `${issue.path}: ${issue.reason}`).join('; ')}`);
   }
 }
 
 /** Refused whole, never truncated: a report that big must be split or slimmed by its sender. */
-export class RunReportTooLarge extends Error {
-  override readonly name = 'RunReportTooLarge';
+export class RunReportTooLarge extends SkillsmithError {
+  static override readonly code = 'RunReportTooLarge';
+  static override readonly httpStatus = 413;
   constructor(
     readonly runId: string,
     readonly bytes: number,

@@ -1,5 +1,6 @@
 import { agnes } from 'ml-hclust';
 import { cosineDistance, cutHeight, tauComponents, type TauComponentsOptions } from './tau-components.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 export type ClusterLinkage = 'average' | 'complete' | 'single';
 
@@ -28,8 +29,9 @@ export interface VectorClustering {
 
 export const defaultMaxComponentSize = 3000;
 
-export class ClusterComponentTooLarge extends Error {
-  override readonly name = 'ClusterComponentTooLarge';
+export class ClusterComponentTooLarge extends SkillsmithError {
+  static override readonly code = 'ClusterComponentTooLarge';
+  static override readonly retryable = false;
   constructor(
     readonly componentSize: number,
     readonly maxComponentSize: number,

@@ -5,9 +5,11 @@ import { selectRunsForExtraction, type RunWindow } from '../runs/run-repository.
 import type { Queryable } from '../store/database.ts';
 import { clusterVectors } from './cluster-goals.ts';
 import { assessClusters, isSuccessfulSequence, type ClusterAssessment, type ClusterRun } from './qualification.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
-export class GoalsNotEmbedded extends Error {
-  override readonly name = 'GoalsNotEmbedded';
+export class GoalsNotEmbedded extends SkillsmithError {
+  static override readonly code = 'GoalsNotEmbedded';
+  static override readonly retryable = false;
   constructor(
     readonly tenantId: string,
     readonly modelId: string,

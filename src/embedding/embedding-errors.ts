@@ -1,9 +1,13 @@
+import { SkillsmithError } from '../skillsmith-error.ts';
+
 /**
  * The configured embedding model cannot be loaded. Never answered by substituting another
  * model: the message says which model id and which places were searched.
  */
-export class EmbeddingModelUnavailable extends Error {
-  override readonly name = 'EmbeddingModelUnavailable';
+export class EmbeddingModelUnavailable extends SkillsmithError {
+  static override readonly code = 'EmbeddingModelUnavailable';
+  static override readonly httpStatus = 503;
+  static override readonly retryable = false;
   constructor(
     readonly modelId: string,
     readonly searched: string[],
@@ -18,8 +22,10 @@ export class EmbeddingModelUnavailable extends Error {
 }
 
 /** A model's vectors have a different dimension from the one configured or already stored. */
-export class EmbeddingDimensionMismatch extends Error {
-  override readonly name = 'EmbeddingDimensionMismatch';
+export class EmbeddingDimensionMismatch extends SkillsmithError {
+  static override readonly code = 'EmbeddingDimensionMismatch';
+  static override readonly httpStatus = 503;
+  static override readonly retryable = false;
   constructor(
     readonly modelId: string,
     readonly expectedDimension: number,

@@ -5,6 +5,7 @@ import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/p
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -91,8 +92,8 @@ export const packagedModels: ReadonlyMap<string, PackagedModel> = new Map([
   [testEmbeddingModel.modelId, testEmbeddingModel],
 ]);
 
-export class ModelPullError extends Error {
-  override readonly name = 'ModelPullError';
+export class ModelPullError extends SkillsmithError {
+  static override readonly code = 'ModelPullError';
 }
 
 export interface PullResult {

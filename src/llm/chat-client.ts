@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
  * A minimal OpenAI-compatible chat client (`POST {baseUrl}/chat/completions`): the same wire
@@ -21,13 +22,14 @@ export interface ChatClient {
 }
 
 /** The model server cannot be reached or is failing (refused, timed out, 5xx). */
-export class LlmUnavailable extends Error {
-  override readonly name = 'LlmUnavailable';
+export class LlmUnavailable extends SkillsmithError {
+  static override readonly code = 'LlmUnavailable';
 }
 
 /** The server answered, but not with a usable completion (4xx, or a body of the wrong shape). */
-export class LlmResponseInvalid extends Error {
-  override readonly name = 'LlmResponseInvalid';
+export class LlmResponseInvalid extends SkillsmithError {
+  static override readonly code = 'LlmResponseInvalid';
+  static override readonly retryable = false;
 }
 
 const completionSchema = z.object({

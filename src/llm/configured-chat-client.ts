@@ -1,9 +1,11 @@
 import type { Config } from '../config.ts';
 import { createChatClient, type ChatClient } from './chat-client.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /** An LLM is needed (to distil, to review) but SKILLSMITH_LLM_BASE_URL is not set. */
-export class LlmNotConfigured extends Error {
-  override readonly name = 'LlmNotConfigured';
+export class LlmNotConfigured extends SkillsmithError {
+  static override readonly code = 'LlmNotConfigured';
+  static override readonly retryable = false;
 }
 
 /** The chat client the configuration names; `purpose` says in the error what needed it. */

@@ -3,6 +3,7 @@ import pgvector from 'pgvector';
 import { EmbeddingDimensionMismatch } from '../embedding/embedding-errors.ts';
 import type { Queryable } from '../store/database.ts';
 import type { ConsensusStep } from '../synthesis/cluster-evidence.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
  * The `procedures` table: one row per learned skill, holding its track record (success and
@@ -221,8 +222,8 @@ export async function markSuperseded(db: pg.PoolClient, tenantId: string, weaker
   ]);
 }
 
-export class ProcedureNotFound extends Error {
-  override readonly name = 'ProcedureNotFound';
+export class ProcedureNotFound extends SkillsmithError {
+  static override readonly code = 'ProcedureNotFound';
 }
 
 export async function setProcedureEnabled(db: Queryable, tenantId: string, name: string, enabled: boolean): Promise<Procedure> {

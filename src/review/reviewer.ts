@@ -3,6 +3,7 @@ import type { ChatClient } from '../llm/chat-client.ts';
 import type { RunReport } from '../runs/run-report.ts';
 import type { SkillRevision } from '../store/skill-repository.ts';
 import { renderTranscript, reviewCallSchema, type ReviewCallResult, type ReviewToolbox } from './review-toolbox.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
  * The LLM reviewer: reads the finished run's transcript (enveloped data) and the matching agent
@@ -32,8 +33,9 @@ export const reviewAnswerSchema = z.union([
 export type ReviewAnswer = z.infer<typeof reviewAnswerSchema>;
 
 /** The reviewer's answer is not the JSON object the protocol asks for: the review fails, once. */
-export class ReviewAnswerMalformed extends Error {
-  override readonly name = 'ReviewAnswerMalformed';
+export class ReviewAnswerMalformed extends SkillsmithError {
+  static override readonly code = 'ReviewAnswerMalformed';
+  static override readonly retryable = false;
 }
 
 export function parseReviewAnswer(text: string): ReviewAnswer {

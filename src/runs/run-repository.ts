@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { withTransaction, type Queryable } from '../store/database.ts';
 import { runReportSha256, type RunReport, type RunStatus } from './run-report.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
  * The only module with SQL for `runs` and `tool_calls`. Every statement filters by tenant.
@@ -12,8 +13,8 @@ import { runReportSha256, type RunReport, type RunStatus } from './run-report.ts
  */
 
 /** A run was re-reported with content that differs from what is stored. Never retried. */
-export class RunConflict extends Error {
-  override readonly name = 'RunConflict';
+export class RunConflict extends SkillsmithError {
+  static override readonly code = 'RunConflict';
   constructor(
     readonly tenantId: string,
     readonly runIds: readonly string[],

@@ -1,7 +1,10 @@
+import { SkillsmithError } from '../skillsmith-error.ts';
+
 /** Errors of agent specs, sessions and skill.load. Each has a stable `name` callers branch on. */
 
-export class AgentSpecNotFound extends Error {
-  override readonly name = 'AgentSpecNotFound';
+export class AgentSpecNotFound extends SkillsmithError {
+  static override readonly code = 'AgentSpecNotFound';
+  static override readonly httpStatus = 404;
   readonly agentId: string;
   constructor(agentId: string, version?: number) {
     super(
@@ -14,8 +17,9 @@ export class AgentSpecNotFound extends Error {
 }
 
 /** One or more skill refs did not resolve; every failing ref is quoted. */
-export class SkillRefsUnresolved extends Error {
-  override readonly name = 'SkillRefsUnresolved';
+export class SkillRefsUnresolved extends SkillsmithError {
+  static override readonly code = 'SkillRefsUnresolved';
+  static override readonly httpStatus = 422;
   readonly refs: { ref: string; reason: string }[];
   constructor(refs: { ref: string; reason: string }[]) {
     super(`unknown skill refs: ${refs.map((entry) => `${JSON.stringify(entry.ref)} (${entry.reason})`).join(', ')}`);
@@ -23,8 +27,9 @@ export class SkillRefsUnresolved extends Error {
   }
 }
 
-export class DuplicateSkillName extends Error {
-  override readonly name = 'DuplicateSkillName';
+export class DuplicateSkillName extends SkillsmithError {
+  static override readonly code = 'DuplicateSkillName';
+  static override readonly httpStatus = 422;
   readonly skillName: string;
   constructor(skillName: string, where: string) {
     super(`skill name ${JSON.stringify(skillName)} appears more than once in ${where}`);
@@ -32,8 +37,9 @@ export class DuplicateSkillName extends Error {
   }
 }
 
-export class SessionNotFound extends Error {
-  override readonly name = 'SessionNotFound';
+export class SessionNotFound extends SkillsmithError {
+  static override readonly code = 'SessionNotFound';
+  static override readonly httpStatus = 404;
   readonly sessionId: string;
   constructor(sessionId: string) {
     super(`session ${JSON.stringify(sessionId)} not found`);
@@ -42,8 +48,9 @@ export class SessionNotFound extends Error {
 }
 
 /** skill.load named something the session's pinned catalog does not hold; lists the catalog. */
-export class SkillNotInCatalog extends Error {
-  override readonly name = 'SkillNotInCatalog';
+export class SkillNotInCatalog extends SkillsmithError {
+  static override readonly code = 'SkillNotInCatalog';
+  static override readonly httpStatus = 422;
   readonly skillName: string;
   readonly catalog: string[];
   constructor(skillName: string, catalog: string[]) {
@@ -58,8 +65,9 @@ export class SkillNotInCatalog extends Error {
 }
 
 /** A third body: the load fails and names the two loaded (it never evicts). */
-export class SkillBodyCapReached extends Error {
-  override readonly name = 'SkillBodyCapReached';
+export class SkillBodyCapReached extends SkillsmithError {
+  static override readonly code = 'SkillBodyCapReached';
+  static override readonly httpStatus = 409;
   readonly loaded: string[];
   constructor(loaded: string[], limit: number) {
     super(`at most ${limit} skill bodies may be loaded; already loaded: ${loaded.join(', ')}; unload one first`);
@@ -67,8 +75,9 @@ export class SkillBodyCapReached extends Error {
   }
 }
 
-export class SkillBodyBudgetExceeded extends Error {
-  override readonly name = 'SkillBodyBudgetExceeded';
+export class SkillBodyBudgetExceeded extends SkillsmithError {
+  static override readonly code = 'SkillBodyBudgetExceeded';
+  static override readonly httpStatus = 409;
   readonly requestedTokens: number;
   readonly loadedTokens: number;
   readonly limit: number;
@@ -82,8 +91,9 @@ export class SkillBodyBudgetExceeded extends Error {
   }
 }
 
-export class SkillMemberNotText extends Error {
-  override readonly name = 'SkillMemberNotText';
+export class SkillMemberNotText extends SkillsmithError {
+  static override readonly code = 'SkillMemberNotText';
+  static override readonly httpStatus = 422;
   readonly path: string;
   constructor(memberPath: string) {
     super(`package member ${JSON.stringify(memberPath)} is not UTF-8 text`);
@@ -92,16 +102,18 @@ export class SkillMemberNotText extends Error {
 }
 
 /** MCP prompts are session-scoped text with no package: a path load on one is refused. */
-export class McpSkillHasNoPackage extends Error {
-  override readonly name = 'McpSkillHasNoPackage';
+export class McpSkillHasNoPackage extends SkillsmithError {
+  static override readonly code = 'McpSkillHasNoPackage';
+  static override readonly httpStatus = 422;
   constructor(skillName: string) {
     super(`skill ${JSON.stringify(skillName)} is an MCP prompt and has no package members`);
   }
 }
 
 /** Replay found an MCP prompt whose text no longer hashes to the pin. */
-export class McpPromptChanged extends Error {
-  override readonly name = 'McpPromptChanged';
+export class McpPromptChanged extends SkillsmithError {
+  static override readonly code = 'McpPromptChanged';
+  static override readonly httpStatus = 409;
   readonly pin: { name: string; revision: number; contentSha256: string };
   readonly actualSha256: string | null;
   constructor(pin: { name: string; revision: number; contentSha256: string }, actualSha256: string | null) {
@@ -116,8 +128,9 @@ export class McpPromptChanged extends Error {
 }
 
 /** The catalog rendered from the pins differs from the one recorded at open. */
-export class CatalogDrift extends Error {
-  override readonly name = 'CatalogDrift';
+export class CatalogDrift extends SkillsmithError {
+  static override readonly code = 'CatalogDrift';
+  static override readonly httpStatus = 409;
   constructor(expectedSha256: string, actualSha256: string) {
     super(`the catalog re-rendered from the pins hashes to ${actualSha256}, the session recorded ${expectedSha256}`);
   }

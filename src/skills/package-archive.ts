@@ -15,6 +15,7 @@ import {
   SkillPackageTooManyFiles,
   SkillPackageUnreadable,
 } from './validation-errors.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
  * The package archive: a deterministic tar (members sorted by path; mtime 0, uid/gid 0,
@@ -27,8 +28,9 @@ const GZIP_LEVEL = 9;
 /** The largest decompressed tar we accept: 1 MiB of content plus headers and padding. */
 const MAX_TAR_BYTES = PACKAGE_BYTE_LIMIT + (PACKAGE_FILE_LIMIT + 8) * 3 * 512 + 10_240;
 
-export class SkillMemberNotFound extends Error {
-  override readonly name = 'SkillMemberNotFound';
+export class SkillMemberNotFound extends SkillsmithError {
+  static override readonly code = 'SkillMemberNotFound';
+  static override readonly httpStatus = 404;
   readonly path: string;
   constructor(memberPath: string) {
     super(`package has no member ${JSON.stringify(memberPath)}`);

@@ -1,8 +1,10 @@
 import type { SkillPin } from './skill-ref.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /** Errors of the skill store that are not package validation failures. Each has a stable name. */
-export class SkillNotFound extends Error {
-  override readonly name = 'SkillNotFound';
+export class SkillNotFound extends SkillsmithError {
+  static override readonly code = 'SkillNotFound';
+  static override readonly httpStatus = 404;
   readonly ref: string;
   constructor(ref: string, reason = 'no such skill or revision') {
     super(`skill ${JSON.stringify(ref)} not found: ${reason}`);
@@ -10,8 +12,9 @@ export class SkillNotFound extends Error {
   }
 }
 
-export class SkillRevisionConflict extends Error {
-  override readonly name = 'SkillRevisionConflict';
+export class SkillRevisionConflict extends SkillsmithError {
+  static override readonly code = 'SkillRevisionConflict';
+  static override readonly httpStatus = 409;
   readonly skillName: string;
   readonly expectedRevision: number;
   readonly currentRevision: number;
@@ -25,8 +28,9 @@ export class SkillRevisionConflict extends Error {
   }
 }
 
-export class SkillPinMismatch extends Error {
-  override readonly name = 'SkillPinMismatch';
+export class SkillPinMismatch extends SkillsmithError {
+  static override readonly code = 'SkillPinMismatch';
+  static override readonly httpStatus = 409;
   readonly pin: SkillPin;
   readonly actualSha256: string;
   constructor(pin: SkillPin, actualSha256: string) {
@@ -38,8 +42,9 @@ export class SkillPinMismatch extends Error {
   }
 }
 
-export class SkillSourceRefused extends Error {
-  override readonly name = 'SkillSourceRefused';
+export class SkillSourceRefused extends SkillsmithError {
+  static override readonly code = 'SkillSourceRefused';
+  static override readonly httpStatus = 409;
   readonly source: string;
   constructor(source: string) {
     super(`skills with source ${source} are read-only and are never written to the store`);
@@ -47,8 +52,9 @@ export class SkillSourceRefused extends Error {
   }
 }
 
-export class SkillSourceImmutable extends Error {
-  override readonly name = 'SkillSourceImmutable';
+export class SkillSourceImmutable extends SkillsmithError {
+  static override readonly code = 'SkillSourceImmutable';
+  static override readonly httpStatus = 409;
   readonly skillName: string;
   readonly existingSource: string;
   readonly requestedSource: string;
@@ -62,8 +68,8 @@ export class SkillSourceImmutable extends Error {
   }
 }
 
-export class SkillProvenanceInvalid extends Error {
-  override readonly name = 'SkillProvenanceInvalid';
+export class SkillProvenanceInvalid extends SkillsmithError {
+  static override readonly code = 'SkillProvenanceInvalid';
   constructor(message: string) {
     super(message);
   }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
  * A reference to a skill, as configuration holds it:
@@ -19,8 +20,9 @@ export const skillPinSchema = z.object({
 });
 export type SkillPin = z.infer<typeof skillPinSchema>;
 
-export class SkillRefInvalid extends Error {
-  override readonly name = 'SkillRefInvalid';
+export class SkillRefInvalid extends SkillsmithError {
+  static override readonly code = 'SkillRefInvalid';
+  static override readonly httpStatus = 400;
   readonly ref: string;
   constructor(ref: string) {
     super(`skill reference ${JSON.stringify(ref)} is not <name> or <name>@<revision>`);

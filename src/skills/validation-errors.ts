@@ -1,3 +1,5 @@
+import { SkillsmithError } from '../skillsmith-error.ts';
+
 /**
  * Every way a skill package can be refused. Each failure is a named subclass of
  * `SkillValidationError` with a stable `name`, and carries the rule it broke, the field the
@@ -13,7 +15,10 @@ export interface SkillValidationDetails {
   limit: MeasuredValue | null;
 }
 
-export abstract class SkillValidationError extends Error {
+export abstract class SkillValidationError extends SkillsmithError {
+  static override readonly code: string = 'SkillValidationError';
+  // A package that breaks a rule is unprocessable; a few rules override this (path escape, name clash).
+  static override readonly httpStatus: number = 422;
   readonly rule: string;
   readonly field: string;
   readonly measured: MeasuredValue;
@@ -33,7 +38,7 @@ function quote(value: string): string {
 }
 
 export class SkillManifestInvalid extends SkillValidationError {
-  override readonly name = 'SkillManifestInvalid';
+  static override readonly code = 'SkillManifestInvalid';
   constructor(field: string, reason: string, measured: MeasuredValue = reason) {
     super(`SKILL.md front matter is invalid at ${field}: ${reason}`, {
       rule: 'manifest.shape',
@@ -45,7 +50,7 @@ export class SkillManifestInvalid extends SkillValidationError {
 }
 
 export class SkillNameInvalid extends SkillValidationError {
-  override readonly name = 'SkillNameInvalid';
+  static override readonly code = 'SkillNameInvalid';
   constructor(skillName: string) {
     super(`name ${quote(skillName)} does not match [a-z0-9]([a-z0-9-]{0,62}[a-z0-9])? without consecutive hyphens`, {
       rule: 'name.pattern',
@@ -57,7 +62,7 @@ export class SkillNameInvalid extends SkillValidationError {
 }
 
 export class SkillNameDirectoryMismatch extends SkillValidationError {
-  override readonly name = 'SkillNameDirectoryMismatch';
+  static override readonly code = 'SkillNameDirectoryMismatch';
   constructor(skillName: string, directoryName: string) {
     super(`name ${quote(skillName)} does not equal the directory name ${quote(directoryName)}`, {
       rule: 'name.directory',
@@ -69,7 +74,8 @@ export class SkillNameDirectoryMismatch extends SkillValidationError {
 }
 
 export class SkillNameNotUnique extends SkillValidationError {
-  override readonly name = 'SkillNameNotUnique';
+  static override readonly code = 'SkillNameNotUnique';
+  static override readonly httpStatus = 409;
   constructor(skillName: string, activeRevision: number) {
     super(
       `name ${quote(skillName)} is not unique among the tenant's active skills (active revision ${activeRevision} exists)`,
@@ -79,7 +85,7 @@ export class SkillNameNotUnique extends SkillValidationError {
 }
 
 export class SkillVersionInvalid extends SkillValidationError {
-  override readonly name = 'SkillVersionInvalid';
+  static override readonly code = 'SkillVersionInvalid';
   constructor(version: string) {
     super(`version ${quote(version)} does not parse as semver`, {
       rule: 'version.semver',
@@ -91,7 +97,7 @@ export class SkillVersionInvalid extends SkillValidationError {
 }
 
 export class SkillDescriptionInvalid extends SkillValidationError {
-  override readonly name = 'SkillDescriptionInvalid';
+  static override readonly code = 'SkillDescriptionInvalid';
   constructor(length: number, hasLineBreak: boolean) {
     super(
       hasLineBreak
@@ -108,7 +114,7 @@ export class SkillDescriptionInvalid extends SkillValidationError {
 }
 
 export class SkillRequiredToolsInvalid extends SkillValidationError {
-  override readonly name = 'SkillRequiredToolsInvalid';
+  static override readonly code = 'SkillRequiredToolsInvalid';
   constructor(reason: 'count' | 'tool_name', measured: MeasuredValue) {
     super(
       reason === 'count'
@@ -125,7 +131,7 @@ export class SkillRequiredToolsInvalid extends SkillValidationError {
 }
 
 export class SkillBodyEmpty extends SkillValidationError {
-  override readonly name = 'SkillBodyEmpty';
+  static override readonly code = 'SkillBodyEmpty';
   constructor() {
     super('body is 0 tokens after front matter, limit 1 to 3000', {
       rule: 'body.tokens',
@@ -137,7 +143,7 @@ export class SkillBodyEmpty extends SkillValidationError {
 }
 
 export class SkillBodyTooLong extends SkillValidationError {
-  override readonly name = 'SkillBodyTooLong';
+  static override readonly code = 'SkillBodyTooLong';
   constructor(tokens: number) {
     super(`body is ${tokens} tokens after front matter, limit 3000`, {
       rule: 'body.tokens',
@@ -149,7 +155,7 @@ export class SkillBodyTooLong extends SkillValidationError {
 }
 
 export class SkillMetadataTooLong extends SkillValidationError {
-  override readonly name = 'SkillMetadataTooLong';
+  static override readonly code = 'SkillMetadataTooLong';
   constructor(tokens: number) {
     super(`metadata block renders to ${tokens} tokens, limit 75`, {
       rule: 'metadata.tokens',
@@ -161,7 +167,7 @@ export class SkillMetadataTooLong extends SkillValidationError {
 }
 
 export class SkillPackageTooManyFiles extends SkillValidationError {
-  override readonly name = 'SkillPackageTooManyFiles';
+  static override readonly code = 'SkillPackageTooManyFiles';
   constructor(fileCount: number) {
     super(`package has ${fileCount} files, limit 64`, {
       rule: 'package.file_count',
@@ -173,7 +179,7 @@ export class SkillPackageTooManyFiles extends SkillValidationError {
 }
 
 export class SkillPackageTooLarge extends SkillValidationError {
-  override readonly name = 'SkillPackageTooLarge';
+  static override readonly code = 'SkillPackageTooLarge';
   constructor(totalBytes: number) {
     super(`package is ${totalBytes} bytes, limit 1048576 (1 MiB)`, {
       rule: 'package.bytes',
@@ -185,7 +191,7 @@ export class SkillPackageTooLarge extends SkillValidationError {
 }
 
 export class SkillPackageSymlink extends SkillValidationError {
-  override readonly name = 'SkillPackageSymlink';
+  static override readonly code = 'SkillPackageSymlink';
   constructor(memberPath: string) {
     super(`package member ${quote(memberPath)} is a symlink or link; links are refused`, {
       rule: 'package.no_symlink',
@@ -197,7 +203,8 @@ export class SkillPackageSymlink extends SkillValidationError {
 }
 
 export class SkillPackagePathEscape extends SkillValidationError {
-  override readonly name = 'SkillPackagePathEscape';
+  static override readonly code = 'SkillPackagePathEscape';
+  static override readonly httpStatus = 400;
   constructor(memberPath: string, reason: string) {
     super(`package member path ${quote(memberPath)} escapes the package root (${reason})`, {
       rule: 'package.path_in_root',
@@ -209,7 +216,7 @@ export class SkillPackagePathEscape extends SkillValidationError {
 }
 
 export class SkillPackageMissingManifest extends SkillValidationError {
-  override readonly name = 'SkillPackageMissingManifest';
+  static override readonly code = 'SkillPackageMissingManifest';
   constructor(fileCount: number) {
     super(`package has no SKILL.md at its root (${fileCount} files)`, {
       rule: 'package.skill_md',
@@ -221,7 +228,7 @@ export class SkillPackageMissingManifest extends SkillValidationError {
 }
 
 export class SkillPackageUnreadable extends SkillValidationError {
-  override readonly name = 'SkillPackageUnreadable';
+  static override readonly code = 'SkillPackageUnreadable';
   constructor(reason: string) {
     super(`package archive cannot be read: ${reason}`, {
       rule: 'package.archive',

@@ -1,12 +1,14 @@
 import { contentSha256, openMember } from '../skills/package-archive.ts';
 import type { Queryable } from './database.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
  * SkillPackageStore: archive bytes by derived key. The only module with SQL for
  * `skill_packages`. No expiry and no sweeping — a pinned revision resolves forever.
  */
-export class SkillPackageMissing extends Error {
-  override readonly name = 'SkillPackageMissing';
+export class SkillPackageMissing extends SkillsmithError {
+  static override readonly code = 'SkillPackageMissing';
+  static override readonly httpStatus = 409;
   readonly key: string;
   constructor(key: string) {
     super(`skill package ${key} is missing from the store`);

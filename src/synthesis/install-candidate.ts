@@ -18,6 +18,7 @@ import { SKILL_MANIFEST_PATH } from '../skills/skill-package.ts';
 import type { SkillRepository } from '../store/skill-repository.ts';
 import { getPassCluster, markClusterInstalled, type PassCluster } from './pass-repository.ts';
 import { reconcile, type ReconcileDecision } from './reconcile.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /** The principal recorded on every revision a synthesis pass writes. */
 export const SYNTHESIS_PRINCIPAL = 'skillsmith:synthesis';
@@ -38,8 +39,8 @@ export interface InstallOutcome {
 }
 
 /** Provenance must name real runs at synthesis time. */
-export class ProvenanceUnverified extends Error {
-  override readonly name = 'ProvenanceUnverified';
+export class ProvenanceUnverified extends SkillsmithError {
+  static override readonly code = 'ProvenanceUnverified';
 }
 
 function storedOutcome(cluster: PassCluster): InstallOutcome {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { serializeSkillDocument, splitFrontMatter, type SkillManifest } from '../skills/skill-format.ts';
 import { SkillValidationError } from '../skills/validation-errors.ts';
 import { validateBody, validateManifest } from '../skills/validator.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
  * `Skill.parse` of the 000 spec: maps the four learned fields a distiller emits onto the canonical
@@ -13,8 +14,8 @@ import { validateBody, validateManifest } from '../skills/validator.ts';
 export const NEW_SKILL_VERSION = '1.0.0';
 
 /** The distiller's output cannot become a skill; the cluster is skipped with this reason. */
-export class DistillOutputMalformed extends Error {
-  override readonly name = 'DistillOutputMalformed';
+export class DistillOutputMalformed extends SkillsmithError {
+  static override readonly code = 'DistillOutputMalformed';
 }
 
 const learnedFieldsSchema = z.strictObject({

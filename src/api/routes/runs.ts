@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { errorResponseSchema } from '../errors.ts';
 import { principalOf, type ApiApp, type ApiContext } from '../server.ts';
+import { SkillsmithError } from '../../skillsmith-error.ts';
 
 /** The body names another tenant than the token's: the tenant always comes from the token. */
-export class TenantMismatch extends Error {
-  override readonly name = 'TenantMismatch';
+export class TenantMismatch extends SkillsmithError {
+  static override readonly code = 'TenantMismatch';
+  static override readonly httpStatus = 403;
 }
 
 /**
