@@ -1,10 +1,9 @@
 import { heartbeat } from '@temporalio/activity';
-import { clusterRunGoals, GoalsNotEmbedded, type ClusterPassResult } from '../src/clustering/cluster-pass.ts';
-import { ClusterComponentTooLarge } from '../src/clustering/cluster-goals.ts';
+import { clusterRunGoals, type ClusterPassResult } from '../src/clustering/cluster-pass.ts';
 import type { DisqualificationCode } from '../src/clustering/qualification.ts';
 import { recordPassClusters } from '../src/synthesis/pass-repository.ts';
 import type { ActivityDependencies } from './dependencies.ts';
-import { failFastOn } from './failures.ts';
+import { failFast } from './failures.ts';
 
 export interface ClusterGoalsInput {
   tenantId: string;
@@ -89,7 +88,7 @@ function summarise(result: ClusterPassResult): ClusterGoalsResult {
  */
 export const createClusterActivities = ({ pool, config }: ClusterActivityDependencies) => {
   const cluster = (input: ClusterGoalsInput) =>
-    failFastOn([GoalsNotEmbedded, ClusterComponentTooLarge], () =>
+    failFast(() =>
       clusterRunGoals(pool, input.tenantId, {
         modelId: config.embedding.model,
         synthesis: config.synthesis,

@@ -1,8 +1,6 @@
 import type { ActivityDependencies } from './dependencies.ts';
-import { failFastOn } from './failures.ts';
+import { failFast } from './failures.ts';
 import { whileHeartbeating } from './heartbeat.ts';
-import { LlmNotConfigured } from '../src/llm/configured-chat-client.ts';
-import { LlmResponseInvalid } from '../src/llm/chat-client.ts';
 import { distillCluster, type DistillOutcome } from '../src/synthesis/distill-cluster.ts';
 
 export interface DistillClusterInput {
@@ -18,7 +16,7 @@ export interface DistillClusterInput {
  */
 export const createDistillActivities = ({ pool, config, distiller }: ActivityDependencies) => ({
   async distillCluster(input: DistillClusterInput): Promise<DistillOutcome> {
-    return failFastOn([LlmNotConfigured, LlmResponseInvalid], async () =>
+    return failFast(async () =>
       whileHeartbeating((signal) => distillCluster(pool, distiller(), { ...input, minSteps: config.synthesis.minSteps }, signal)),
     );
   },

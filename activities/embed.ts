@@ -1,8 +1,7 @@
 import { Context, heartbeat } from '@temporalio/activity';
 import { embedMissingGoals, type EmbedGoalsResult } from '../src/embedding/embed-goals.ts';
-import { EmbeddingDimensionMismatch, EmbeddingModelUnavailable } from '../src/embedding/embedding-errors.ts';
 import type { ActivityDependencies } from './dependencies.ts';
-import { failFastOn } from './failures.ts';
+import { failFast } from './failures.ts';
 
 export interface EmbedGoalsInput {
   tenantId: string;
@@ -20,7 +19,7 @@ export type EmbedActivityDependencies = Pick<ActivityDependencies, 'pool' | 'con
  */
 export const createEmbedActivities = ({ pool, config, embedder }: EmbedActivityDependencies) => ({
   async embedGoals(input: EmbedGoalsInput): Promise<EmbedGoalsResult> {
-    return failFastOn([EmbeddingModelUnavailable, EmbeddingDimensionMismatch], async () => {
+    return failFast(async () => {
       const context = Context.current();
       return embedMissingGoals(pool, await embedder(), input.tenantId, {
         runIds: input.runIds,

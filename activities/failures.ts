@@ -1,19 +1,18 @@
 import { ApplicationFailure } from '@temporalio/activity';
-
-type ErrorClass = abstract new (...args: never[]) => Error;
+import { SkillsmithError } from '../src/skillsmith-error.ts';
 
 /**
- * Runs an activity body and turns the domain errors that must not be retried into
- * non-retryable ApplicationFailures whose type is the error's stable `name`; workflows branch
- * on that type, never on message text. Everything else is thrown as is (and retried).
+ * Runs an activity body and turns the errors whose class says they must not be retried
+ * (`retryable === false`) into non-retryable ApplicationFailures typed with the error's stable
+ * `code`; workflows branch on that type, never on message text. Everything else is thrown as
+ * is (and retried).
  */
-export async function failFastOn<T>(nonRetryable: readonly ErrorClass[], body: () => Promise<T>): Promise<T> {
+export async function failFast<T>(body: () => Promise<T>): Promise<T> {
   try {
     return await body();
   } catch (error) {
-    if (nonRetryable.some((errorClass) => error instanceof errorClass)) {
-      const failure = error as Error;
-      throw ApplicationFailure.create({ message: failure.message, type: failure.name, nonRetryable: true, cause: failure });
+    if (error instanceof SkillsmithError && !error.retryable) {
+      throw ApplicationFailure.create({ message: error.message, type: error.code, nonRetryable: true, cause: error });
     }
     throw error;
   }

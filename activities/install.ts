@@ -1,7 +1,6 @@
 import type { ActivityDependencies } from './dependencies.ts';
-import { failFastOn } from './failures.ts';
+import { failFast } from './failures.ts';
 import { whileHeartbeating } from './heartbeat.ts';
-import { EmbeddingDimensionMismatch, EmbeddingModelUnavailable } from '../src/embedding/embedding-errors.ts';
 import { SkillNameNotUnique, SkillValidationError } from '../src/skills/validation-errors.ts';
 import { SkillRevisionConflict, SkillSourceImmutable } from '../src/skills/skill-errors.ts';
 import { markClusterSkipped } from '../src/synthesis/pass-repository.ts';
@@ -21,7 +20,7 @@ const refusals = [SkillValidationError, SkillNameNotUnique, SkillSourceImmutable
 /** RECONCILE + INSTALL in one transaction per cluster, idempotent on (pass, cluster). */
 export const createInstallActivities = ({ pool, config, skills, embedder }: ActivityDependencies) => ({
   async reconcileAndInstall(input: InstallClusterInput): Promise<InstallClusterResult> {
-    return failFastOn([EmbeddingModelUnavailable, EmbeddingDimensionMismatch], async () => {
+    return failFast(async () => {
       try {
         const dependencies = {
           pool,

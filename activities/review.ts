@@ -1,12 +1,10 @@
 import type { ActivityDependencies } from './dependencies.ts';
-import { failFastOn } from './failures.ts';
+import { failFast } from './failures.ts';
 import { whileHeartbeating } from './heartbeat.ts';
-import { LlmResponseInvalid } from '../src/llm/chat-client.ts';
-import { LlmNotConfigured } from '../src/llm/configured-chat-client.ts';
 import { recallSkill } from '../src/recall/recall.ts';
 import { beginReviewRecord, failReviewRecord, finishReviewRecord } from '../src/review/review-repository.ts';
 import { createReviewToolbox } from '../src/review/review-toolbox.ts';
-import { ReviewAnswerMalformed, reviewWithLlm, type ReviewOutcome } from '../src/review/reviewer.ts';
+import { reviewWithLlm, type ReviewOutcome } from '../src/review/reviewer.ts';
 import { updateTrackRecord, type TrackRecordUpdate } from '../src/review/track-record.ts';
 import { findRun } from '../src/runs/run-repository.ts';
 import type { RunReport } from '../src/runs/run-report.ts';
@@ -44,13 +42,13 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
     },
 
     async updateTrackRecord(input: ReviewInput): Promise<TrackRecordUpdate> {
-      return failFastOn([ReviewedRunMissing], async () =>
+      return failFast(async () =>
         updateTrackRecord({ pool, skills, embedder: dependencies.embedder, synthesis: config.synthesis, logger }, input.tenantId, await loadRun(input)),
       );
     },
 
     async reviewWithLlm(input: ReviewInput & { reviewRunId: string }): Promise<ReviewOutcome> {
-      return failFastOn([ReviewedRunMissing, LlmNotConfigured, LlmResponseInvalid, ReviewAnswerMalformed], async () => {
+      return failFast(async () => {
         const run = await loadRun(input);
         const chat = dependencies.reviewer();
         const recalled = await recallSkill(

@@ -1,11 +1,12 @@
 import { CancellationScope, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
+import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
 
 // Bookkeeping and the track record: short database work.
 const { beginReview, updateTrackRecord, finishReview, recordReviewFailure } = proxyActivities<Activities>({
   summary: 'review record and track record',
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5, nonRetryableErrorTypes: ['ReviewedRunMissing'] },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5, nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES] },
 });
 
 // The LLM reviewer: several turns, heartbeating; a misbehaving reviewer is not retried.
@@ -17,7 +18,7 @@ const { reviewWithLlm } = proxyActivities<Activities>({
     initialInterval: '2 seconds',
     backoffCoefficient: 2,
     maximumAttempts: 3,
-    nonRetryableErrorTypes: ['ReviewedRunMissing', 'LlmNotConfigured', 'LlmResponseInvalid', 'ReviewAnswerMalformed'],
+    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
   },
 });
 

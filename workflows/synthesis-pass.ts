@@ -12,6 +12,7 @@ import type { Activities } from '../activities/index.ts';
 import type { PassRecord } from '../src/synthesis/pass-repository.ts';
 import { PASS_PROGRESS_QUERY, type PassProgress, type SynthesisPassInput } from '../src/synthesis/pass-contract.ts';
 import { synthesizeCluster } from './synthesize-cluster.ts';
+import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
 
 // Bookkeeping on the passes table: short, retried generously.
 const { beginPass, recordPassCounts, finishPass } = proxyActivities<Activities>({
@@ -35,7 +36,7 @@ const { embedGoals } = proxyActivities<Activities>({
     initialInterval: '5 seconds',
     backoffCoefficient: 2,
     maximumAttempts: 3,
-    nonRetryableErrorTypes: ['EmbeddingModelUnavailable', 'EmbeddingDimensionMismatch'],
+    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
   },
 });
 
@@ -43,7 +44,7 @@ const { clusterPassGoals } = proxyActivities<Activities>({
   summary: 'cluster goals at cosine ≥ τ and qualify clusters',
   startToCloseTimeout: '1 hour',
   heartbeatTimeout: '5 minutes',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: ['GoalsNotEmbedded'] },
+  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES] },
 });
 
 export const passProgressQuery = defineQuery<PassProgress>(PASS_PROGRESS_QUERY);

@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { InstallClusterResult } from '../activities/install.ts';
+import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
 
 // The LLM call: one attempt may take long (heartbeats show the worker is alive); an unreachable
 // model is retried briefly, then stops the pass.
@@ -12,7 +13,7 @@ const { distillCluster } = proxyActivities<Activities>({
     initialInterval: '2 seconds',
     backoffCoefficient: 2,
     maximumAttempts: 3,
-    nonRetryableErrorTypes: ['LlmNotConfigured', 'LlmResponseInvalid'],
+    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
   },
 });
 
@@ -25,7 +26,7 @@ const { reconcileAndInstall } = proxyActivities<Activities>({
     initialInterval: '1 second',
     backoffCoefficient: 2,
     maximumAttempts: 5,
-    nonRetryableErrorTypes: ['EmbeddingModelUnavailable', 'EmbeddingDimensionMismatch'],
+    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
   },
 });
 

@@ -1,0 +1,16 @@
+/**
+ * The codes of every SkillsmithError whose class says `retryable = false`: the activities
+ * throw them as non-retryable failures, and every activity retry policy of the workflows lists
+ * them. Plain data with no imports, so the workflow bundle can use it; a test checks it against
+ * the error classes, so the two cannot drift.
+ */
+export const NON_RETRYABLE_ERROR_CODES: readonly string[] = [
+  'ClusterComponentTooLarge',
+  'EmbeddingDimensionMismatch',
+  'EmbeddingModelUnavailable',
+  'GoalsNotEmbedded',
+  'LlmNotConfigured',
+  'LlmResponseInvalid',
+  'ReviewAnswerMalformed',
+  'ReviewedRunMissing',
+];
