@@ -11,6 +11,7 @@ import {
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities/index.ts';
 import { RUN_COMPLETED_SIGNAL, reviewWorkflowId, type RunIntakeInput } from '../src/client/intake-contract.ts';
 import { runReview } from './run-review.ts';
@@ -55,7 +56,7 @@ export async function runIntake(input: RunIntakeInput): Promise<{ recorded: numb
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         }).catch((error: Error) => {
           // At most once per run: a review that already exists is not started again.
-          if (error.name !== 'WorkflowExecutionAlreadyStartedError') throw error;
+          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
           log.info('review already started', { runId });
         }),
       ),

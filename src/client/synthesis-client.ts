@@ -1,4 +1,5 @@
 import {
+  ScheduleNotFoundError,
   ScheduleOverlapPolicy,
   WorkflowIdReusePolicy,
   type Client,
@@ -72,7 +73,7 @@ export async function setSynthesisSchedule(client: Client, options: { tenantId: 
   try {
     await handle.update((previous) => ({ ...previous, spec, action, policies: { ...previous.policies, overlap: ScheduleOverlapPolicy.SKIP } }));
   } catch (error) {
-    if ((error as Error).name !== 'ScheduleNotFoundError') throw error;
+    if (!(error instanceof ScheduleNotFoundError)) throw error;
     await client.schedule.create({
       scheduleId,
       spec,

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
+import { SkillNotFound } from '../skills/skill-errors.ts';
 import { formatSkillRef, parseSkillRef, SkillRefInvalid } from '../skills/skill-ref.ts';
 import type { SkillRepository } from '../store/skill-repository.ts';
 import { AgentSpecNotFound, DuplicateSkillName, SkillRefsUnresolved } from './session-errors.ts';
@@ -71,7 +72,7 @@ export function createAgentSpecRepository({ pool, skills }: { pool: pg.Pool; ski
       try {
         await skills.resolve(tenantId, ref);
       } catch (error) {
-        if ((error as Error).name === 'SkillNotFound') {
+        if (error instanceof SkillNotFound) {
           unresolved.push({ ref: text, reason: ref.revision === null ? 'no active revision' : 'no such skill or revision' });
           continue;
         }

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { z } from 'zod';
-import { parseSkillRef } from '../skills/skill-ref.ts';
+import { SkillNotFound } from '../skills/skill-errors.ts';
+import { parseSkillRef, SkillRefInvalid } from '../skills/skill-ref.ts';
 import { TOOL_NAME_PATTERN } from '../skills/validator.ts';
 import { withTransaction } from '../store/database.ts';
 import type { SkillRepository } from '../store/skill-repository.ts';
@@ -89,8 +90,7 @@ export async function resolveCandidates(
         manifest: revision.manifest,
       });
     } catch (error) {
-      const name = (error as Error).name;
-      if (name === 'SkillNotFound' || name === 'SkillRefInvalid') {
+      if (error instanceof SkillNotFound || error instanceof SkillRefInvalid) {
         unresolved.push({ ref: text, reason: (error as Error).message });
         continue;
       }

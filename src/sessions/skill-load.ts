@@ -122,7 +122,7 @@ async function readContent(
   }
 }
 
-const DENIALS = new Set(['SkillNotInCatalog', 'SkillBodyCapReached', 'SkillBodyBudgetExceeded']);
+const DENIALS = [SkillNotInCatalog, SkillBodyCapReached, SkillBodyBudgetExceeded];
 
 export async function loadSkill(
   deps: SkillLoadDependencies,
@@ -135,13 +135,14 @@ export async function loadSkill(
   try {
     return await attemptLoad(deps, tenantId, sessionId, parsed.name, path, parsed.unload === true);
   } catch (error) {
-    if (DENIALS.has((error as Error).name)) {
+    const denial = DENIALS.find((denied) => error instanceof denied);
+    if (denial) {
       await recordSkillEvent(deps.pool, tenantId, {
         sessionId,
         kind: 'skill.load.denied',
         name: parsed.name,
         revision: null,
-        reason: (error as Error).name,
+        reason: denial.code,
         detail: { path, message: (error as Error).message },
       });
     }

@@ -137,7 +137,8 @@ async function readMembers(
     }
   } catch (error) {
     extract.destroy();
-    if (error instanceof Error && error.name.startsWith('Skill')) throw error;
+    // Our own refusals pass through; whatever tar-stream throws means the archive is unreadable.
+    if (error instanceof SkillsmithError) throw error;
     throw new SkillPackageUnreadable(`tar: ${(error as Error).message}`);
   }
 }

@@ -1,6 +1,6 @@
 import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
-import { WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
+import { ScheduleNotFoundError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
 import {
   deleteSynthesisSchedule,
   describeSynthesisSchedule,
@@ -174,7 +174,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
     .action(async (_options, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       const description = await describeSynthesisSchedule(await context.temporalClient(), tenant).catch((error: Error) => {
-        if (error.name === 'ScheduleNotFoundError') throw new Error(`no schedule ${passScheduleId(tenant)}: create one with \`skillsmith schedule set --every 24h\``);
+        if (error instanceof ScheduleNotFoundError) throw new Error(`no schedule ${passScheduleId(tenant)}: create one with \`skillsmith schedule set --every 24h\``);
         throw error;
       });
       context.output.result(json, description, () =>
@@ -197,7 +197,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
       .action(async (_options, command: Command) => {
         const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
         await act(tenant).catch((error: Error) => {
-          if (error.name === 'ScheduleNotFoundError') throw new Error(`no schedule ${passScheduleId(tenant)}`);
+          if (error instanceof ScheduleNotFoundError) throw new Error(`no schedule ${passScheduleId(tenant)}`);
           throw error;
         });
         context.output.result(json, { scheduleId: passScheduleId(tenant), action: name }, () => `${name}: ${passScheduleId(tenant)}`);
