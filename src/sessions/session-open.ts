@@ -91,7 +91,7 @@ export async function resolveCandidates(
       });
     } catch (error) {
       if (error instanceof SkillNotFound || error instanceof SkillRefInvalid) {
-        unresolved.push({ ref: text, reason: (error as Error).message });
+        unresolved.push({ ref: text, reason: error.message });
         continue;
       }
       throw error;
