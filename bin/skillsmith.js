@@ -1,6 +1,3 @@
 #!/usr/bin/env node
-// The package's bin: TypeScript runs directly through tsx, so there is no build step to forget.
-import { register } from 'tsx/esm/api';
-
-register();
-await import('../workers/main.ts');
+// The package's bin runs the build (dist/, made by `npm run build`, which `npm ci` and `npm test` run).
+await import('../dist/workers/main.js');

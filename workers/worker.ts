@@ -1,9 +1,11 @@
+import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import type { ActivityDependencies } from '../activities/dependencies.ts';
 
-export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+// The SDK bundles the workflows from this path: index.ts next to the sources, index.js in the build (dist/).
+export const workflowsPath = fileURLToPath(new URL(`../workflows/index${extname(import.meta.url)}`, import.meta.url));
 
 export interface WorkerOptions {
   address: string;
