@@ -12,6 +12,7 @@ import { createSkillRepository } from '../src/store/skill-repository.ts';
 import { createConfiguredDistiller } from '../src/synthesis/distiller-choice.ts';
 import type { ActivityDependencies } from '../activities/dependencies.ts';
 import type { StackCheckResult } from '../activities/stack-check.ts';
+import type { stackCheck } from '../workflows/stack-check.ts';
 import { createWorker } from './worker.ts';
 
 /**
@@ -70,7 +71,7 @@ export function createRuntime(config: Config, logger: Logger): Runtime {
       const connection = await Connection.connect({ address: temporalAddress });
       try {
         const client = new Client({ connection, namespace: config.temporal.namespace });
-        return await client.workflow.execute('stackCheck', {
+        return await client.workflow.execute<typeof stackCheck>('stackCheck', {
           taskQueue: config.temporal.taskQueue,
           workflowId: `stack-check/${new Date().toISOString()}`,
           workflowExecutionTimeout: '2 minutes',

@@ -44,6 +44,6 @@ export function describeSkillChange(
   for (const path of previousFiles.keys()) {
     if (!proposed.skillPackage.files.has(path)) memberChanges.removed.push(path);
   }
-  for (const list of Object.values(memberChanges)) list.sort();
+  for (const list of [memberChanges.added, memberChanges.removed, memberChanges.changed, memberChanges.unchanged]) list.sort();
   return { diff, memberChanges };
 }

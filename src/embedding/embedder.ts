@@ -81,7 +81,7 @@ async function loadModel(settings: EmbeddingSettings): Promise<LoadedModel> {
       dtype: dtype ?? 'fp32',
       device: 'cpu',
     });
-    extractor = pipe as unknown as FeatureExtractor;
+    extractor = pipe;
   } catch (error) {
     throw new EmbeddingModelUnavailable(
       settings.model,

@@ -50,6 +50,8 @@ export async function waitForTemporal(address: string, timeoutMs: number, exited
       const connection = await Connection.connect({ address, connectTimeout: 1_000 });
       try {
         const health = await connection.healthService.check({});
+        // 1 is grpc.health.v1 SERVING; its enum lives in @temporalio/proto's CommonJS root, not a dependency here.
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-enum-comparison
         if (health.status === 1) return;
         lastError = `health status ${health.status}`;
       } finally {

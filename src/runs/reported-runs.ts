@@ -17,7 +17,8 @@ export async function recordReportedRuns(pool: pg.Pool, tenantId: string, report
   const results = new Map<number, RecordedRun>();
   const valid: Array<{ index: number; report: RunReport }> = [];
   reports.forEach((value, index) => {
-    const runId = String((value as { runId?: unknown } | null)?.runId ?? `#${index}`);
+    const reportedRunId = (value as { runId?: unknown } | null)?.runId;
+    const runId = typeof reportedRunId === 'string' || typeof reportedRunId === 'number' ? String(reportedRunId) : `#${index}`;
     const parsed = parseRunReport(value);
     if (!parsed.success) {
       results.set(index, { runId, outcome: 'invalid', reason: parsed.issues.map((issue) => `${issue.path}: ${issue.reason}`).join('; ') });

@@ -20,6 +20,7 @@ export const MAX_ARGS_DEPTH = 100;
 /** An identifier (`search`, `mcp__github__open_pr`) or a dotted name (`ci.logs.fetch`). */
 export const TOOL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*$/;
 
+// eslint-disable-next-line no-control-regex -- finding the control character NUL is this pattern's job
 const NUL_CHARACTER = /\u0000/;
 const UNPAIRED_SURROGATE = /\p{Cs}/u;
 

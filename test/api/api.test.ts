@@ -42,10 +42,10 @@ describe('HTTP API: refusals before anything is written', () => {
     const health = await inject({ method: 'GET', url: '/healthz' });
     expect(health.statusCode).toBe(200);
     expect(health.json()).toEqual({ status: 'ok', database: 'ok' });
-    const document = (await inject({ method: 'GET', url: '/openapi.json' })).json() as {
+    const document = (await inject({ method: 'GET', url: '/openapi.json' })).json<{
       openapi: string;
       paths: Record<string, Record<string, { requestBody?: unknown; security?: unknown }>>;
-    };
+    }>();
     expect(document.openapi).toBe('3.1.0');
     expect(Object.keys(document.paths).sort()).toEqual([
       '/healthz',

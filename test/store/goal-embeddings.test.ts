@@ -171,7 +171,7 @@ describe('embed and cluster activities', () => {
 
   it('clusterGoals finds the recurring tasks and returns ids and counts only', async () => {
     const { clusterGoals } = createClusterActivities({ pool: database.pool, config });
-    const result = (await new MockActivityEnvironment().run(clusterGoals, { tenantId: 'acme' })) as ClusterGoalsResult;
+    const result: ClusterGoalsResult = await new MockActivityEnvironment().run(clusterGoals, { tenantId: 'acme' });
     expect(result.goals).toBe(60);
     expect(result.qualifying.length).toBeGreaterThanOrEqual(1);
     for (const cluster of result.qualifying) {
@@ -186,8 +186,8 @@ describe('embed and cluster activities', () => {
     await beginPassRecord(database.pool, { tenantId: 'acme', id: passId, workflowRunId: 'r1', full: true, since: null, distiller: 'extractive' });
     const { clusterPassGoals } = createClusterActivities({ pool: database.pool, config });
     const environment = new MockActivityEnvironment();
-    const first = (await environment.run(clusterPassGoals, { tenantId: 'acme', passId })) as ClusterPassGoalsResult;
-    const again = (await environment.run(clusterPassGoals, { tenantId: 'acme', passId })) as ClusterPassGoalsResult;
+    const first: ClusterPassGoalsResult = await environment.run(clusterPassGoals, { tenantId: 'acme', passId });
+    const again: ClusterPassGoalsResult = await environment.run(clusterPassGoals, { tenantId: 'acme', passId });
     expect(again).toEqual(first);
     const stored = await listPassClusters(database.pool, 'acme', passId);
     expect(stored).toHaveLength(first.clusterCount);

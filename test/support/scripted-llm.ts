@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
@@ -34,7 +34,7 @@ async function readBody(request: IncomingMessage): Promise<string> {
 export async function startScriptedLlm(script: (request: ChatCompletionRequest) => ScriptedAnswer): Promise<ScriptedLlm> {
   let current = script;
   const requests: ChatCompletionRequest[] = [];
-  const server: Server = createServer(async (request, response) => {
+  const answerRequest = async (request: IncomingMessage, response: ServerResponse) => {
     if (request.method !== 'POST' || !request.url?.endsWith('/chat/completions')) {
       response.writeHead(404).end();
       return;
@@ -59,7 +59,8 @@ export async function startScriptedLlm(script: (request: ChatCompletionRequest) 
         choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: answer.content } }],
       }),
     );
-  });
+  };
+  const server: Server = createServer((request, response) => void answerRequest(request, response));
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const { port } = server.address() as AddressInfo;
   return {

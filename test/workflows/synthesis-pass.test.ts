@@ -112,7 +112,7 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     const scheduled = (history.events ?? []).map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(scheduled).toEqual(['beginPass', 'extractRuns', 'embedGoals', 'clusterPassGoals', 'recordPassCounts', 'finishPass']);
     const description = await handle.describe();
-    expect(await description.memo).toMatchObject({ tenantId, status: 'completed', added: 2, qualifying: 2 });
+    expect(description.memo).toMatchObject({ tenantId, status: 'completed', added: 2, qualifying: 2 });
   });
 
   it('recall precision: nothing below τ, nothing disabled', async () => {

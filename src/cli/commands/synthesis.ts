@@ -149,7 +149,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
       try {
         await client.workflow.getHandle(id).cancel();
       } catch (error) {
-        if (error instanceof WorkflowNotFoundError) throw new Error(`no running pass ${JSON.stringify(id)}`);
+        if (error instanceof WorkflowNotFoundError) throw new Error(`no running pass ${JSON.stringify(id)}`, { cause: error });
         throw error;
       }
       context.output.result(json, { workflowId: id, cancelRequested: true }, () => `cancel requested for ${id}`);
