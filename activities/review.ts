@@ -8,7 +8,7 @@ import { reviewWithLlm, type ReviewOutcome } from '../src/review/reviewer.ts';
 import { updateTrackRecord, type TrackRecordUpdate } from '../src/review/track-record.ts';
 import { findRun } from '../src/runs/run-repository.ts';
 import type { RunReport } from '../src/runs/run-report.ts';
-import type { SkillRevision } from '../src/store/skill-repository.ts';
+import type { SkillRevision } from '../src/skills/skill-revision.ts';
 import { SkillsmithError } from '../src/skillsmith-error.ts';
 
 export interface ReviewInput {

@@ -4,7 +4,8 @@ import { ensureProcedureIndex, insertProcedure } from '../src/procedures/procedu
 import { createSeededRandom } from '../src/runs/seeded-random.ts';
 import { serializeSkillDocument } from '../src/skills/skill-format.ts';
 import { withTransaction } from '../src/store/database.ts';
-import { createSkillRepository, type SkillRepository, type SkillRevision } from '../src/store/skill-repository.ts';
+import { createSkillRepository, type SkillRepository } from '../src/store/skill-repository.ts';
+import { type SkillRevision } from '../src/skills/skill-revision.ts';
 import { openFreshDatabase, type TestDatabase } from '../test/support/database.ts';
 
 /**

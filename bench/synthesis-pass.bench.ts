@@ -21,7 +21,7 @@ import { upsertRuns } from '../src/runs/run-repository.ts';
 import { iterateRuns } from '../src/runs/trace-generator.ts';
 import { createPool } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrations.ts';
-import type { PassRecord } from '../src/synthesis/pass-repository.ts';
+import type { PassRecord } from '../src/synthesis/pass-record.ts';
 import { createActivityDependencies } from '../workers/composition-root.ts';
 import { createWorker } from '../workers/worker.ts';
 

@@ -16,4 +16,4 @@ export {
 } from './client/synthesis-client.ts';
 export { runReportSchema, parseRunReport, type RunReport } from './runs/run-report.ts';
 export type { PassProgress, SynthesisPassInput } from './synthesis/pass-contract.ts';
-export type { PassRecord, PassCounts } from './synthesis/pass-repository.ts';
+export type { PassRecord, PassCounts } from './synthesis/pass-record.ts';

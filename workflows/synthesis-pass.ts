@@ -9,7 +9,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import type { PassRecord } from '../src/synthesis/pass-repository.ts';
+import type { PassRecord } from '../src/synthesis/pass-record.ts';
 import { PASS_PROGRESS_QUERY, type PassProgress, type SynthesisPassInput } from '../src/synthesis/pass-contract.ts';
 import { synthesizeCluster } from './synthesize-cluster.ts';
 import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';

@@ -14,7 +14,8 @@ import {
   recordSkillManageInvocation,
   type SkillManageInvocation,
 } from '../store/skill-manage-invocation-repository.ts';
-import type { AuthoringContext, SkillRepository, SkillRevision } from '../store/skill-repository.ts';
+import type { SkillRepository } from '../store/skill-repository.ts';
+import type { AuthoringContext, SkillRevision } from '../skills/skill-revision.ts';
 import { canonicalArgumentSha256, skillManageIdempotencyKey } from './argument-hash.ts';
 import {
   SKILL_WRITE_SCOPE,

@@ -14,7 +14,7 @@ import {
   type PassProgress,
   type SynthesisPassInput,
 } from '../synthesis/pass-contract.ts';
-import type { PassRecord } from '../synthesis/pass-repository.ts';
+import type { PassRecord } from '../synthesis/pass-record.ts';
 
 /** Starting, watching and scheduling synthesis passes: the Temporal side of the CLI and of tools. */
 

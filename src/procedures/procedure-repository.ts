@@ -2,7 +2,7 @@ import type pg from 'pg';
 import pgvector from 'pgvector';
 import { EmbeddingDimensionMismatch } from '../embedding/embedding-errors.ts';
 import type { Queryable } from '../store/database.ts';
-import type { ConsensusStep } from '../synthesis/cluster-evidence.ts';
+import type { ConsensusStep, Procedure, ScoredProcedure } from './procedure.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
@@ -10,29 +10,6 @@ import { SkillsmithError } from '../skillsmith-error.ts';
  * attempt counts, provenance, enabled, superseded_by) and the embedding of its when_to_use.
  * The only module with SQL for this table.
  */
-
-export interface Procedure {
-  id: string;
-  tenantId: string;
-  skillId: string;
-  name: string;
-  revision: number;
-  whenToUse: string;
-  toolSequence: ConsensusStep[];
-  toolsRequired: string[];
-  successCount: number;
-  attemptCount: number;
-  provenance: { source: 'synthesized'; from_sessions: string[] };
-  enabled: boolean;
-  supersededBy: string | null;
-  embeddingModel: string;
-  embeddingDimension: number;
-  createdAt: Date;
-  lastUsedAt: Date | null;
-  /** Attempts and successes reviews observed after the procedure was learned. */
-  observedAttempts: number;
-  observedSuccesses: number;
-}
 
 interface ProcedureRow {
   id: string;
@@ -117,11 +94,6 @@ export async function checkProcedureModel(db: Queryable, tenantId: string, model
       `procedures of tenant ${tenantId} were embedded with ${other.embedding_model}`,
     );
   }
-}
-
-export interface ScoredProcedure extends Procedure {
-  /** Cosine similarity to the query vector. */
-  score: number;
 }
 
 export interface NearestOptions {

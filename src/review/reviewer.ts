@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ChatClient } from '../llm/chat-client.ts';
 import type { RunReport } from '../runs/run-report.ts';
-import type { SkillRevision } from '../store/skill-repository.ts';
+import type { SkillRevision } from '../skills/skill-revision.ts';
 import { renderTranscript, reviewCallSchema, type ReviewCallResult, type ReviewToolbox } from './review-toolbox.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 

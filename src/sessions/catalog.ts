@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { renderMetadataBlock, type SkillManifest } from '../skills/skill-format.ts';
 import { countTokens } from '../skills/token-count.ts';
-import type { SkillSource, TrustLevel } from '../store/skill-repository.ts';
+import type { SkillSource, TrustLevel } from '../skills/skill-revision.ts';
 
 /**
  * The skill catalog: what the model can see, pinned at session open. Built deterministically —

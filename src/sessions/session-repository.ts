@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Queryable } from '../store/database.ts';
-import type { SkillSource, TrustLevel } from '../store/skill-repository.ts';
+import type { SkillSource, TrustLevel } from '../skills/skill-revision.ts';
 import type { DroppedEntry } from './catalog.ts';
 
 /**

@@ -5,7 +5,8 @@ import { checkMemberPath } from '../skills/skill-package.ts';
 import { countTokens } from '../skills/token-count.ts';
 import { withTransaction } from '../store/database.ts';
 import { openSkillPackageMember } from '../store/skill-package-store.ts';
-import type { SkillRepository, TrustLevel } from '../store/skill-repository.ts';
+import type { SkillRepository } from '../store/skill-repository.ts';
+import type { TrustLevel } from '../skills/skill-revision.ts';
 import { sha256Hex } from './catalog.ts';
 import {
   McpSkillHasNoPackage,

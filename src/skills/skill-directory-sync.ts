@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
-import type { SkillRepository } from '../store/skill-repository.ts';
 import { readPackageArchive } from './package-archive.ts';
 import { checkMemberPath, SKILL_MANIFEST_PATH } from './skill-package.ts';
+import type { SkillRevision } from './skill-revision.ts';
 
 /**
  * The shared skills directory (the 004 spec's git-versionable SSOT): every active skill as
@@ -40,8 +40,14 @@ export interface SyncResult {
   warnings: SyncWarning[];
 }
 
+/** What sync reads of the store (the skill repository provides it): active revisions and their archives. */
+export interface ActiveSkillReader {
+  listActive(tenantId: string, limit: number): Promise<SkillRevision[]>;
+  readArchive(tenantId: string, revision: SkillRevision): Promise<Uint8Array>;
+}
+
 export interface SyncOptions {
-  skills: Pick<SkillRepository, 'listActive' | 'readArchive'>;
+  skills: ActiveSkillReader;
   tenantId: string;
   directory: string;
   maxSkillBytes: number;

@@ -1,4 +1,4 @@
-import type { SkillRevision } from '../store/skill-repository.ts';
+import type { SkillRevision } from './skill-revision.ts';
 
 /** A revision's metadata as the CLI prints it and the API returns it (never the body). */
 export interface SkillSummary {

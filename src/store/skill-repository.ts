@@ -1,5 +1,4 @@
 import type pg from 'pg';
-import { z } from 'zod';
 import { contentSha256, createPackageArchive } from '../skills/package-archive.ts';
 import type { SkillManifest } from '../skills/skill-format.ts';
 import {
@@ -11,6 +10,16 @@ import {
   SkillSourceRefused,
 } from '../skills/skill-errors.ts';
 import type { SkillPackage } from '../skills/skill-package.ts';
+import {
+  authoringContextSchema,
+  skillSourceSchema,
+  trustForSource,
+  type AuthoringContext,
+  type SkillRevision,
+  type SkillSource,
+  type SkillStatus,
+  type TrustLevel,
+} from '../skills/skill-revision.ts';
 import { formatSkillRef, parseSkillRef, type SkillPin, type SkillRef } from '../skills/skill-ref.ts';
 import { SkillNameNotUnique } from '../skills/validation-errors.ts';
 import { validateSkillPackage } from '../skills/validator.ts';
@@ -23,43 +32,6 @@ import { countSkillPackages, getSkillPackage, putSkillPackage } from './skill-pa
  * then, in one short transaction, the identity row (created or locked FOR UPDATE), the source,
  * compare-and-swap and uniqueness checks, the next revision number, the archive and the row.
  */
-export const skillSourceSchema = z.enum(['builtin', 'operator', 'agent', 'mcp']);
-export type SkillSource = z.infer<typeof skillSourceSchema>;
-export type SkillStatus = 'active' | 'archived';
-export type TrustLevel = 'trusted_configuration' | 'external_untrusted';
-
-export const authoringContextSchema = z.object({
-  runId: z.string().min(1),
-  principalId: z.string().min(1),
-  invocationId: z.string().min(1),
-  idempotencyKey: z.string().min(1),
-});
-/** Who wrote a revision — present when and only when the source is `agent`. */
-export type AuthoringContext = z.infer<typeof authoringContextSchema>;
-
-export interface SkillRevision {
-  id: string;
-  skillId: string;
-  tenantId: string;
-  name: string;
-  revision: number;
-  manifest: SkillManifest;
-  body: string;
-  bodyTokens: number;
-  contentSha256: string;
-  packageKey: string;
-  packageBytes: number;
-  fileCount: number;
-  source: SkillSource;
-  trust: TrustLevel;
-  status: SkillStatus;
-  /** null for builtin/operator; runId may be null after governed session erasure. */
-  authoredBy: { runId: string | null; principalId: string; invocationId: string; idempotencyKey: string } | null;
-  archivedByInvocationId: string | null;
-  archiveIdempotencyKey: string | null;
-  createdAt: Date;
-}
-
 export interface InstallOptions {
   source: SkillSource;
   /** Compare-and-swap on the skill's latest revision; 0 means "create: no active revision may exist". */
@@ -94,10 +66,6 @@ export interface SkillRepositoryDependencies {
   pool: pg.Pool;
   /** License recorded for a SKILL.md that names none (config SKILLSMITH_SKILL_LICENSE). */
   defaultLicense: string;
-}
-
-export function trustForSource(source: SkillSource): TrustLevel {
-  return source === 'builtin' || source === 'operator' ? 'trusted_configuration' : 'external_untrusted';
 }
 
 interface RevisionRow {

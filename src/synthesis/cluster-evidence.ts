@@ -3,6 +3,7 @@
  * argument shapes, the steps only some runs took, and the failures observed. Derived from the
  * cluster's runs, deterministically (the same runs always give the same evidence).
  */
+import type { ConsensusStep } from '../procedures/procedure.ts';
 
 export interface EvidenceToolCall {
   tool: string;
@@ -16,12 +17,6 @@ export interface EvidenceRun {
   goal: string;
   status: 'completed' | 'failed' | 'cancelled';
   toolCalls: EvidenceToolCall[];
-}
-
-export interface ConsensusStep {
-  tool: string;
-  /** Argument names seen for this step across the runs that took it, sorted. */
-  argumentNames: string[];
 }
 
 export interface ClusterEvidence {

@@ -2,21 +2,14 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import semver from 'semver';
 import type { Embedder } from '../embedding/embedder.ts';
-import {
-  checkProcedureModel,
-  ensureProcedureIndex,
-  findNearestProcedures,
-  findProcedureByName,
-  insertProcedure,
-  markSuperseded,
-  updateProcedure,
-  type Procedure,
-} from '../procedures/procedure-repository.ts';
+import { checkProcedureModel, ensureProcedureIndex, findNearestProcedures, findProcedureByName, insertProcedure, markSuperseded, updateProcedure } from '../procedures/procedure-repository.ts';
+import { type Procedure } from '../procedures/procedure.ts';
 import { findStoredRunHashes } from '../runs/run-repository.ts';
 import { parseSkillDocument, serializeSkillDocument } from '../skills/skill-format.ts';
 import { SKILL_MANIFEST_PATH } from '../skills/skill-package.ts';
 import type { SkillRepository } from '../store/skill-repository.ts';
-import { getPassCluster, markClusterInstalled, type PassCluster } from './pass-repository.ts';
+import { getPassCluster, markClusterInstalled } from './pass-repository.ts';
+import { type PassCluster } from './pass-record.ts';
 import { reconcile, type ReconcileDecision } from './reconcile.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 

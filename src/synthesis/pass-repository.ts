@@ -1,40 +1,9 @@
 import type pg from 'pg';
 import type { Queryable } from '../store/database.ts';
-import type { ConsensusStep } from './cluster-evidence.ts';
+import type { ConsensusStep } from '../procedures/procedure.ts';
+import { emptyPassCounts, type NewPassCluster, type PassCluster, type PassCounts, type PassRecord, type PassStatus } from './pass-record.ts';
 
 /** The `passes` and `pass_clusters` tables: what each synthesis pass saw, decided and installed. */
-
-export const passCountKeys = [
-  'runsSeen',
-  'sequences',
-  'clusters',
-  'qualifying',
-  'added',
-  'updated',
-  'noop',
-  'superseded',
-  'skipped',
-] as const;
-export type PassCounts = Record<(typeof passCountKeys)[number], number>;
-
-export const emptyPassCounts = (): PassCounts =>
-  Object.fromEntries(passCountKeys.map((key) => [key, 0])) as PassCounts;
-
-export type PassStatus = 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
-
-export interface PassRecord {
-  id: string;
-  tenantId: string;
-  workflowRunId: string | null;
-  status: PassStatus;
-  outcome: string | null;
-  full: boolean;
-  since: string | null;
-  distiller: string;
-  counts: PassCounts;
-  startedAt: string;
-  finishedAt: string | null;
-}
 
 interface PassRow {
   id: string;
@@ -134,25 +103,6 @@ export async function finishPassRecord(
   return (await getPass(db, tenantId, id))!;
 }
 
-export interface PassCluster {
-  clusterKey: string;
-  rank: number | null;
-  runIds: string[];
-  successfulRunIds: string[];
-  size: number;
-  successful: number;
-  successRate: number;
-  qualifying: boolean;
-  reason: string | null;
-  status: 'pending' | 'distilled' | 'installed' | 'skipped';
-  candidate: string | null;
-  toolSequence: ConsensusStep[] | null;
-  decision: 'add' | 'update' | 'noop' | 'supersede' | null;
-  skillName: string | null;
-  revision: number | null;
-  skipReason: string | null;
-}
-
 interface PassClusterRow {
   cluster_key: string;
   rank: number | null;
@@ -191,7 +141,6 @@ const toCluster = (row: PassClusterRow): PassCluster => ({
   skipReason: row.skip_reason,
 });
 
-export type NewPassCluster = Pick<PassCluster, 'clusterKey' | 'rank' | 'runIds' | 'successfulRunIds' | 'size' | 'successful' | 'successRate' | 'qualifying' | 'reason'>;
 
 /** Records the clusters a pass found; idempotent, so a retried cluster step writes nothing twice. */
 export async function recordPassClusters(db: Queryable, tenantId: string, passId: string, clusters: NewPassCluster[]): Promise<void> {

@@ -1,5 +1,5 @@
-import type { Procedure } from '../procedures/procedure-repository.ts';
-import type { ConsensusStep } from './cluster-evidence.ts';
+import type { Procedure } from '../procedures/procedure.ts';
+import type { ConsensusStep } from '../procedures/procedure.ts';
 
 /**
  * Mem0's decision without DELETE, plus Zep's lineage: a candidate skill against the nearest

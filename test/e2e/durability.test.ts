@@ -8,7 +8,7 @@ import { startScriptedLlm } from '../support/scripted-llm.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
 import { generateRuns } from '../../src/runs/trace-generator.ts';
 import type { PassProgress } from '../../src/synthesis/pass-contract.ts';
-import type { PassRecord } from '../../src/synthesis/pass-repository.ts';
+import type { PassRecord } from '../../src/synthesis/pass-record.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { requireTestModel, testModelDir } from '../support/test-model.ts';
 

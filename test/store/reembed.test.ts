@@ -3,7 +3,7 @@ import { embedMissingGoals } from '../../src/embedding/embed-goals.ts';
 import { createEmbedder, type Embedder } from '../../src/embedding/embedder.ts';
 import { EmbeddingDimensionMismatch } from '../../src/embedding/embedding-errors.ts';
 import { ensureEmbeddingModel, insertGoalEmbeddings, listEmbeddingModels } from '../../src/embedding/goal-embedding-repository.ts';
-import { reembedTenant } from '../../src/embedding/reembed.ts';
+import { reembedTenant } from '../../src/procedures/reembed.ts';
 import { insertProcedure, listProcedures } from '../../src/procedures/procedure-repository.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
 import { generateRuns } from '../../src/runs/trace-generator.ts';

@@ -6,7 +6,7 @@ import { loadConfig, type Config } from '../../src/config.ts';
 import type { Logger } from '../../src/logger.ts';
 import { runReportSchema, type RunReport } from '../../src/runs/run-report.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
-import type { PassRecord } from '../../src/synthesis/pass-repository.ts';
+import type { PassRecord } from '../../src/synthesis/pass-record.ts';
 import { createActivityDependencies } from '../../workers/composition-root.ts';
 import { createWorker } from '../../workers/worker.ts';
 import type { TestDatabase } from './database.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Procedure } from '../../src/procedures/procedure-repository.ts';
+import type { Procedure } from '../../src/procedures/procedure.ts';
 import { dominates, reconcile, type Candidate } from '../../src/synthesis/reconcile.ts';
 
 const steps = (...tools: string[]) => tools.map((tool) => ({ tool, argumentNames: [] }));

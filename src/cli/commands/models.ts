@@ -2,7 +2,7 @@ import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { isModelPresent, packagedModels, pullModel, testEmbeddingModel } from '../../embedding/model-pull.ts';
 import { createEmbedder } from '../../embedding/embedder.ts';
-import { reembedTenant } from '../../embedding/reembed.ts';
+import { reembedTenant } from '../../procedures/reembed.ts';
 import type { CliContext } from '../context.ts';
 
 /**

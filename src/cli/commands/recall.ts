@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { createEmbedder } from '../../embedding/embedder.ts';
-import { listProcedures, setProcedureEnabled, type Procedure } from '../../procedures/procedure-repository.ts';
+import { listProcedures, setProcedureEnabled } from '../../procedures/procedure-repository.ts';
+import { type Procedure } from '../../procedures/procedure.ts';
 import { recallSkill } from '../../recall/recall.ts';
 import { createSkillRepository } from '../../store/skill-repository.ts';
 import type { CliContext } from '../context.ts';

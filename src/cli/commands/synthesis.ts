@@ -12,7 +12,8 @@ import {
   startSynthesisPass,
 } from '../../client/synthesis-client.ts';
 import { passScheduleId, type PassProgress } from '../../synthesis/pass-contract.ts';
-import { getPass, listPassClusters, listPasses, type PassRecord } from '../../synthesis/pass-repository.ts';
+import { getPass, listPassClusters, listPasses } from '../../synthesis/pass-repository.ts';
+import { type PassRecord } from '../../synthesis/pass-record.ts';
 import type { CliContext } from '../context.ts';
 
 type GlobalOptions = { tenant: string; json: boolean };

@@ -1,9 +1,11 @@
+// Lives with procedures, not in embedding/: the procedure store depends on the embedding module
+// (its model check), so the one operation that rewrites both sits above both.
 import type pg from 'pg';
-import { ensureProcedureIndex, listProcedures, replaceProcedureEmbedding } from '../procedures/procedure-repository.ts';
+import { ensureProcedureIndex, listProcedures, replaceProcedureEmbedding } from './procedure-repository.ts';
 import { withTransaction } from '../store/database.ts';
-import { embedMissingGoals, type EmbedGoalsProgress } from './embed-goals.ts';
-import type { Embedder } from './embedder.ts';
-import { forgetOtherModels } from './goal-embedding-repository.ts';
+import { embedMissingGoals, type EmbedGoalsProgress } from '../embedding/embed-goals.ts';
+import type { Embedder } from '../embedding/embedder.ts';
+import { forgetOtherModels } from '../embedding/goal-embedding-repository.ts';
 
 export interface ReembedResult {
   tenantId: string;
