@@ -1,23 +1,16 @@
 import type pg from 'pg';
 import { readPackageArchive } from '../skills/package-archive.ts';
+import type { SkillPackage } from '../skills/skill-package.ts';
 import { SkillRevisionConflict, SkillSourceImmutable } from '../skills/skill-errors.ts';
 import { SkillNameNotUnique } from '../skills/validation-errors.ts';
-import {
-  expireApprovals,
-  findApproval,
-  listApprovals,
-  readApprovalPackage,
-  resolveApproval,
-  type Approval,
-  type ApprovalResolution,
-  type ApprovalStatus,
-} from '../store/approval-repository.ts';
+import { expireApprovals, findApproval, listApprovals, findApprovalPackage, resolveApproval, type ApprovalResolution } from './approval-repository.ts';
+import { type Approval, type ApprovalStatus } from './approval.ts';
 import { withTransaction } from '../store/database.ts';
 import { recordSkillEvent } from '../store/skill-event-repository.ts';
-import { updateSkillManageInvocationResult } from '../store/skill-manage-invocation-repository.ts';
+import { updateSkillManageInvocationResult } from './skill-manage-invocation-repository.ts';
 import type { SkillRepository } from '../store/skill-repository.ts';
 import { ApprovalExpired, ApprovalNotFound, ApprovalNotPending } from './authoring-errors.ts';
-import type { SkillManageOutcome } from './skill-manage.ts';
+import { approvalAuthoredBy, closedOutcome, installedEvent, installedOutcome, resolvedEvent } from './approval-outcome.ts';
 
 /**
  * The SKILL_AUTHORING approval queue: list, approve, reject, expire. Approving installs the
@@ -62,34 +55,10 @@ export function createApprovals({ pool, repository, ttlHours }: ApprovalsDepende
     return approval;
   }
 
-  function resolvedEvent(approval: Approval) {
-    return {
-      kind: 'approval.resolved',
-      runId: approval.requestedByRunId,
-      invocationId: approval.toolInvocationId,
-      name: approval.skillName,
-      revision: approval.installedRevision ?? approval.proposedRevision,
-      reason: approval.status,
-      detail: {
-        approvalId: approval.id,
-        status: approval.status,
-        resolvedBy: approval.resolvedBy,
-        latencyMs: approval.latencyMs,
-        resolution: approval.resolutionReason,
-      },
-    };
-  }
-
   /** What a retry of the requesting invocation replays once its approval closed without an install. */
   async function closeInvocation(client: pg.PoolClient, approval: Approval): Promise<void> {
-    if (approval.status !== 'rejected' && approval.status !== 'expired' && approval.status !== 'conflicted') return;
-    const outcome: SkillManageOutcome = {
-      status: approval.status,
-      operation: approval.operation,
-      name: approval.skillName,
-      approvalId: approval.id,
-    };
-    await updateSkillManageInvocationResult(client, approval.tenantId, approval.toolInvocationId, outcome);
+    const outcome = closedOutcome(approval);
+    if (outcome) await updateSkillManageInvocationResult(client, approval.tenantId, approval.toolInvocationId, outcome);
   }
 
   /** Resolve without installing anything (reject, expire, conflict), with its event, in one transaction. */
@@ -121,90 +90,83 @@ export function createApprovals({ pool, repository, ttlHours }: ApprovalsDepende
     });
   }
 
-  async function approve(tenantId: string, id: string, options: { resolvedBy: string }): Promise<Approval> {
+  /** A pending approval still inside its TTL; an expired one is expired (with its events) and refused. */
+  async function approvable(tenantId: string, id: string): Promise<Approval> {
     const approval = await pending(tenantId, id);
     if (approval.createdAt.getTime() + ttlMs <= Date.now()) {
       await expire(tenantId);
       throw new ApprovalExpired(id, ttlHours);
     }
-    const archiveBytes = await readApprovalPackage(pool, tenantId, id);
-    if (!archiveBytes) throw new ApprovalNotFound(id);
-    const skillPackage = await readPackageArchive(archiveBytes, approval.skillName);
-    const outcome: { approved: Approval | null } = { approved: null };
-    try {
-      await repository.install(tenantId, skillPackage, {
-        source: 'agent',
-        expectedRevision: approval.currentRevision,
-        authoredBy: {
-          runId: approval.requestedByRunId,
-          principalId: approval.requestedByPrincipalId,
-          invocationId: approval.toolInvocationId,
-          idempotencyKey: approval.idempotencyKey,
-        },
-        inTransaction: async (client, installed) => {
-          const approved = await resolveApproval(client, tenantId, id, {
-            status: 'approved',
-            resolvedBy: options.resolvedBy,
-            installedRevision: installed.revision,
-          });
-          // Resolved concurrently: roll the install back with it.
-          if (!approved) throw new ApprovalNotPending(id, 'resolved concurrently');
-          outcome.approved = approved;
-          const result: SkillManageOutcome = {
-            status: 'installed',
-            operation: approval.operation,
-            name: approval.skillName,
-            revision: installed.revision,
-            contentSha256: installed.contentSha256,
-          };
-          await updateSkillManageInvocationResult(client, tenantId, approval.toolInvocationId, result);
-          await recordSkillEvent(client, tenantId, {
-            kind: `authoring.${approval.operation === 'create' ? 'created' : approval.operation === 'edit' ? 'edited' : 'patched'}`,
-            runId: approval.requestedByRunId,
-            invocationId: approval.toolInvocationId,
-            name: approval.skillName,
-            revision: installed.revision,
-            detail: {
-              operation: approval.operation,
-              principalId: approval.requestedByPrincipalId,
-              approvalId: id,
-              contentSha256: installed.contentSha256,
-            },
-          });
-          await recordSkillEvent(client, tenantId, resolvedEvent(approved));
-        },
-      });
-    } catch (error) {
-      // Resolved concurrently (another approve, a reject, an expiry): report what it became.
-      const now = await findApproval(pool, tenantId, id);
-      if (error instanceof ApprovalNotPending || (now !== null && now.status !== 'pending')) {
-        throw new ApprovalNotPending(id, now?.status ?? 'missing');
-      }
-      if (error instanceof SkillRevisionConflict || error instanceof SkillNameNotUnique || error instanceof SkillSourceImmutable) {
-        const currentRevision = error instanceof SkillRevisionConflict ? error.currentRevision : null;
-        await recordSkillEvent(pool, tenantId, {
-          kind: 'authoring.conflict',
-          runId: approval.requestedByRunId,
-          invocationId: approval.toolInvocationId,
-          name: approval.skillName,
-          revision: currentRevision,
-          reason: 'approval',
-          detail: { approvalId: id, expectedRevision: approval.currentRevision, currentRevision, error: error.name },
-        });
-        return resolveOnly(tenantId, id, {
-          status: 'conflicted',
-          resolvedBy: options.resolvedBy,
-          reason: error.message,
-        });
-      }
-      throw error;
+    return approval;
+  }
+
+  async function approvedPackage(tenantId: string, approval: Approval): Promise<SkillPackage> {
+    const archiveBytes = await findApprovalPackage(pool, tenantId, approval.id);
+    if (!archiveBytes) throw new ApprovalNotFound(approval.id);
+    return readPackageArchive(archiveBytes, approval.skillName);
+  }
+
+  /**
+   * Install the approved package through the repository with the requesting invocation's
+   * provenance and compare-and-swap; in the install's transaction, resolve the approval, the
+   * invocation's replayable outcome and the events. Undefined when the repository replayed a
+   * revision this invocation had already written (a concurrent approve won).
+   */
+  async function installApproved(approval: Approval, skillPackage: SkillPackage, resolvedBy: string): Promise<Approval | undefined> {
+    const { tenantId, id } = approval;
+    let approved: Approval | undefined;
+    await repository.install(tenantId, skillPackage, {
+      source: 'agent',
+      expectedRevision: approval.currentRevision,
+      authoredBy: approvalAuthoredBy(approval),
+      inTransaction: async (client, installed) => {
+        const resolved = await resolveApproval(client, tenantId, id, { status: 'approved', resolvedBy, installedRevision: installed.revision });
+        // Resolved concurrently: roll the install back with it.
+        if (!resolved) throw new ApprovalNotPending(id, 'resolved concurrently');
+        approved = resolved;
+        await updateSkillManageInvocationResult(client, tenantId, approval.toolInvocationId, installedOutcome(approval, installed));
+        await recordSkillEvent(client, tenantId, installedEvent(approval, installed));
+        await recordSkillEvent(client, tenantId, resolvedEvent(resolved));
+      },
+    });
+    return approved;
+  }
+
+  /** An install that failed: resolved concurrently is reported as such; a store conflict marks the approval conflicted. */
+  async function resolveFailedInstall(approval: Approval, error: unknown, resolvedBy: string): Promise<Approval> {
+    const { tenantId, id } = approval;
+    const now = await findApproval(pool, tenantId, id);
+    if (error instanceof ApprovalNotPending || (now !== undefined && now.status !== 'pending')) {
+      throw new ApprovalNotPending(id, now?.status ?? 'missing');
     }
-    if (outcome.approved === null) {
-      // The repository replayed a revision this invocation already wrote (a concurrent approve won).
+    if (!(error instanceof SkillRevisionConflict || error instanceof SkillNameNotUnique || error instanceof SkillSourceImmutable)) throw error;
+    const currentRevision = error instanceof SkillRevisionConflict ? error.currentRevision : null;
+    await recordSkillEvent(pool, tenantId, {
+      kind: 'authoring.conflict',
+      runId: approval.requestedByRunId,
+      invocationId: approval.toolInvocationId,
+      name: approval.skillName,
+      revision: currentRevision,
+      reason: 'approval',
+      detail: { approvalId: id, expectedRevision: approval.currentRevision, currentRevision, error: error.name },
+    });
+    return resolveOnly(tenantId, id, { status: 'conflicted', resolvedBy, reason: error.message });
+  }
+
+  async function approve(tenantId: string, id: string, options: { resolvedBy: string }): Promise<Approval> {
+    const approval = await approvable(tenantId, id);
+    const skillPackage = await approvedPackage(tenantId, approval);
+    let approved: Approval | undefined;
+    try {
+      approved = await installApproved(approval, skillPackage, options.resolvedBy);
+    } catch (error) {
+      return resolveFailedInstall(approval, error, options.resolvedBy);
+    }
+    if (approved === undefined) {
       const now = await load(tenantId, id);
       throw new ApprovalNotPending(id, now.status === 'pending' ? 'already installed by its invocation' : now.status);
     }
-    return outcome.approved;
+    return approved;
   }
 
   return {

@@ -1,5 +1,5 @@
 import type { Queryable } from '../store/database.ts';
-import { summarizeApprovals, type ApprovalStatusSummary } from '../store/approval-repository.ts';
+import { summarizeApprovals, type ApprovalStatusSummary } from './approval-repository.ts';
 import { countSkillEvents, countSkillEventsByName } from '../store/skill-event-repository.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { createTwoFilesPatch } from 'diff';
-import type { MemberChanges } from '../store/approval-repository.ts';
+import type { MemberChanges } from './approval.ts';
 import { SKILL_MANIFEST_PATH, type SkillPackage } from '../skills/skill-package.ts';
 
 /**

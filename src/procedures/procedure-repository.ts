@@ -2,6 +2,7 @@ import type pg from 'pg';
 import pgvector from 'pgvector';
 import { EmbeddingDimensionMismatch } from '../embedding/embedding-errors.ts';
 import type { Queryable } from '../store/database.ts';
+import { mapRow } from '../store/row-mapping.ts';
 import type { ConsensusStep, Procedure, ScoredProcedure } from './procedure.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
@@ -37,29 +38,7 @@ const COLUMNS = `id, tenant_id, skill_id, name, revision, when_to_use, tool_sequ
   attempt_count, provenance, enabled, superseded_by, embedding_model, embedding_dimension, created_at, last_used_at,
   observed_attempts, observed_successes`;
 
-function toProcedure(row: ProcedureRow): Procedure {
-  return {
-    id: row.id,
-    tenantId: row.tenant_id,
-    skillId: row.skill_id,
-    name: row.name,
-    revision: row.revision,
-    whenToUse: row.when_to_use,
-    toolSequence: row.tool_sequence,
-    toolsRequired: row.tools_required,
-    successCount: row.success_count,
-    attemptCount: row.attempt_count,
-    provenance: row.provenance,
-    enabled: row.enabled,
-    supersededBy: row.superseded_by,
-    embeddingModel: row.embedding_model,
-    embeddingDimension: row.embedding_dimension,
-    createdAt: row.created_at,
-    lastUsedAt: row.last_used_at,
-    observedAttempts: row.observed_attempts,
-    observedSuccesses: row.observed_successes,
-  };
-}
+const toProcedure = (row: ProcedureRow): Procedure => mapRow(row);
 
 function checkedDimension(dimension: number): number {
   // Interpolated into DDL and casts below, so it must be a plain positive integer.
@@ -134,19 +113,10 @@ export async function listProcedures(db: Queryable, tenantId: string): Promise<P
   return rows.map(toProcedure);
 }
 
-export interface ProcedureWrite {
-  skillId: string;
-  name: string;
-  revision: number;
-  whenToUse: string;
-  toolSequence: ConsensusStep[];
-  toolsRequired: string[];
-  successCount: number;
-  attemptCount: number;
-  fromSessions: string[];
-  embedding: Float32Array;
-  embeddingModel: string;
-}
+export type ProcedureWrite = Pick<
+  Procedure,
+  'skillId' | 'name' | 'revision' | 'whenToUse' | 'toolSequence' | 'toolsRequired' | 'successCount' | 'attemptCount' | 'embeddingModel'
+> & { fromSessions: string[]; embedding: Float32Array };
 
 /** The content and track-record columns a write sets, in the order both statements below use. */
 function contentParameters(write: ProcedureWrite): unknown[] {

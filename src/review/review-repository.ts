@@ -1,4 +1,5 @@
 import type { Queryable } from '../store/database.ts';
+import { mapRow } from '../store/row-mapping.ts';
 
 /** The `reviews` table: one row per background review, at most one per run. */
 
@@ -26,25 +27,18 @@ interface ReviewRow {
   finished_at: Date | null;
 }
 
-const toReview = (row: ReviewRow): ReviewRecord => ({
-  tenantId: row.tenant_id,
-  runId: row.run_id,
-  status: row.status,
-  decision: row.decision,
-  detail: row.detail,
-  error: row.error,
-  startedAt: row.started_at,
-  finishedAt: row.finished_at,
-});
+const toReview = (row: ReviewRow): ReviewRecord => mapRow(row);
+
+const COLUMNS = 'tenant_id, run_id, status, decision, detail, error, started_at, finished_at';
 
 /** Records the review as running, or returns the row a previous attempt left. */
 export async function beginReviewRecord(db: Queryable, tenantId: string, runId: string): Promise<ReviewRecord> {
   await db.query(`INSERT INTO reviews (tenant_id, run_id, status) VALUES ($1, $2, 'running') ON CONFLICT DO NOTHING`, [tenantId, runId]);
-  return (await getReview(db, tenantId, runId))!;
+  return (await findReview(db, tenantId, runId))!;
 }
 
-export async function getReview(db: Queryable, tenantId: string, runId: string): Promise<ReviewRecord | undefined> {
-  const { rows } = await db.query<ReviewRow>(`SELECT * FROM reviews WHERE tenant_id = $1 AND run_id = $2`, [tenantId, runId]);
+export async function findReview(db: Queryable, tenantId: string, runId: string): Promise<ReviewRecord | undefined> {
+  const { rows } = await db.query<ReviewRow>(`SELECT ${COLUMNS} FROM reviews WHERE tenant_id = $1 AND run_id = $2`, [tenantId, runId]);
   return rows[0] ? toReview(rows[0]) : undefined;
 }
 

@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { z } from 'zod';
-import type { SkillManage, SkillManageResult } from '../authoring/skill-manage.ts';
+import type { SkillManage } from '../authoring/skill-manage.ts';
+import type { SkillManageResult } from '../authoring/skill-manage-contract.ts';
 import type { RunReport } from '../runs/run-report.ts';
 import { SkillAuthoringDenied, SkillManageInvocationReused, SkillManageRequestInvalid } from '../authoring/authoring-errors.ts';
 import { SkillNotFound, SkillRevisionConflict, SkillSourceImmutable } from '../skills/skill-errors.ts';

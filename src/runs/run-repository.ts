@@ -180,7 +180,7 @@ export async function countRuns(db: Queryable, tenantId: string): Promise<RunCou
 }
 
 /** A stored run as it was reported (for inspection, tests and the review step). */
-export async function findRun(db: Queryable, tenantId: string, runId: string): Promise<RunReport | null> {
+export async function findRun(db: Queryable, tenantId: string, runId: string): Promise<RunReport | undefined> {
   const runResult = await db.query<{
     agent_id: string;
     session_id: string;
@@ -196,7 +196,7 @@ export async function findRun(db: Queryable, tenantId: string, runId: string): P
     [tenantId, runId],
   );
   const run = runResult.rows[0];
-  if (run === undefined) return null;
+  if (run === undefined) return undefined;
   const callResult = await db.query<{
     tool: string;
     args: Record<string, unknown> | null;

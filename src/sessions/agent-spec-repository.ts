@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { SkillNotFound } from '../skills/skill-errors.ts';
 import { formatSkillRef, parseSkillRef, SkillRefInvalid } from '../skills/skill-ref.ts';
+import { mapRow } from '../store/row-mapping.ts';
 import type { SkillRepository } from '../store/skill-repository.ts';
 import { AgentSpecNotFound, DuplicateSkillName, SkillRefsUnresolved } from './session-errors.ts';
 
@@ -28,15 +29,7 @@ interface AgentSpecRow {
   created_at: Date;
 }
 
-function toAgentSpec(row: AgentSpecRow): AgentSpec {
-  return {
-    tenantId: row.tenant_id,
-    agentId: row.agent_id,
-    version: row.version,
-    enabledSkills: row.enabled_skills,
-    createdAt: row.created_at,
-  };
-}
+const toAgentSpec = (row: AgentSpecRow): AgentSpec => mapRow(row);
 
 export interface AgentSpecRepository {
   /**

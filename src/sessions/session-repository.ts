@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Queryable } from '../store/database.ts';
+import { mapRow } from '../store/row-mapping.ts';
 import type { SkillSource, TrustLevel } from '../skills/skill-revision.ts';
 import type { DroppedEntry } from './catalog.ts';
 
@@ -77,23 +78,7 @@ interface SessionRow {
 const COLUMNS = `tenant_id, id::text AS id, agent_id, agent_spec_version, tools, pins, catalog, catalog_sha256, dropped,
   mcp_prompts, loaded, loaded_version, created_at`;
 
-function toSession(row: SessionRow): Session {
-  return {
-    tenantId: row.tenant_id,
-    id: row.id,
-    agentId: row.agent_id,
-    agentSpecVersion: row.agent_spec_version,
-    tools: row.tools,
-    pins: row.pins,
-    catalog: row.catalog,
-    catalogSha256: row.catalog_sha256,
-    dropped: row.dropped,
-    mcpPrompts: row.mcp_prompts,
-    loaded: row.loaded,
-    loadedVersion: row.loaded_version,
-    createdAt: row.created_at,
-  };
-}
+const toSession = (row: SessionRow): Session => mapRow(row);
 
 const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -1,4 +1,5 @@
 import type { Queryable } from './database.ts';
+import { mapRow } from './row-mapping.ts';
 
 /**
  * SkillEventRepository: the only module with SQL for `skill_events` — the tracked metrics
@@ -46,19 +47,7 @@ interface SkillEventRow {
 }
 
 function toEvent(row: SkillEventRow): SkillEvent {
-  return {
-    id: Number(row.id),
-    tenantId: row.tenant_id,
-    sessionId: row.session_id,
-    runId: row.run_id,
-    invocationId: row.invocation_id,
-    kind: row.kind,
-    name: row.name,
-    revision: row.revision,
-    reason: row.reason,
-    detail: row.detail,
-    at: row.at,
-  };
+  return { ...mapRow(row), id: Number(row.id) };
 }
 
 export async function recordSkillEvent(db: Queryable, tenantId: string, event: SkillEventInput): Promise<SkillEvent> {

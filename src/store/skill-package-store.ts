@@ -63,11 +63,3 @@ export async function openSkillPackageMember(
 ): Promise<Uint8Array> {
   return openMember(await getSkillPackage(db, tenantId, key), memberPath);
 }
-
-export async function countSkillPackages(db: Queryable, tenantId: string): Promise<number> {
-  const result = await db.query<{ count: string }>(
-    'SELECT count(*)::text AS count FROM skill_packages WHERE tenant_id = $1',
-    [tenantId],
-  );
-  return Number(result.rows[0]?.count ?? 0);
-}

@@ -24,7 +24,8 @@ import { formatSkillRef, parseSkillRef, type SkillPin, type SkillRef } from '../
 import { SkillNameNotUnique } from '../skills/validation-errors.ts';
 import { validateSkillPackage } from '../skills/validator.ts';
 import { withTransaction, type Queryable } from './database.ts';
-import { countSkillPackages, getSkillPackage, putSkillPackage } from './skill-package-store.ts';
+import { mapRow } from './row-mapping.ts';
+import { getSkillPackage, putSkillPackage } from './skill-package-store.ts';
 
 /**
  * SkillRepository: the only module with SQL for `skills` and `skill_revisions`.
@@ -52,14 +53,18 @@ export interface ArchiveOptions {
 
 export interface SkillRepository {
   install(tenantId: string, skillPackage: SkillPackage, options: InstallOptions): Promise<SkillRevision>;
+  /** The named revision, or the active one for a ref without a revision; undefined when there is none. */
+  findRevision(tenantId: string, ref: SkillRef | string): Promise<SkillRevision | undefined>;
+  /** As findRevision, but SkillNotFound when there is none. */
   resolve(tenantId: string, ref: SkillRef | string): Promise<SkillRevision>;
+  /** The last revision number handed out for the name (`skills.latest_revision`); 0 for a name never installed. */
+  latestRevision(tenantId: string, name: string): Promise<number>;
   listActive(tenantId: string, limit: number): Promise<SkillRevision[]>;
   archive(tenantId: string, name: string, revision: number, options?: ArchiveOptions): Promise<SkillRevision>;
   /** The stored archive of a revision, re-hashed against its recorded content_sha256. */
   readArchive(tenantId: string, revision: SkillRevision): Promise<Uint8Array>;
   /** Re-read every pinned archive; SkillPinMismatch on any digest that differs. */
   verifyPins(tenantId: string, pins: readonly SkillPin[]): Promise<SkillRevision[]>;
-  countRows(tenantId: string): Promise<{ skills: number; revisions: number; packages: number }>;
 }
 
 export interface SkillRepositoryDependencies {
@@ -98,37 +103,16 @@ const REVISION_COLUMNS = `r.id, r.skill_id, r.tenant_id, r.name, r.revision, r.m
   r.status, r.authored_by_run_id, r.authored_by_principal_id, r.authored_by_invocation_id,
   r.authoring_idempotency_key, r.archived_by_invocation_id, r.archive_idempotency_key, r.created_at`;
 
-function toRevision(row: RevisionRow): SkillRevision {
-  const authoredBy =
-    row.authored_by_principal_id !== null && row.authored_by_invocation_id !== null && row.authoring_idempotency_key !== null
-      ? {
-          runId: row.authored_by_run_id,
-          principalId: row.authored_by_principal_id,
-          invocationId: row.authored_by_invocation_id,
-          idempotencyKey: row.authoring_idempotency_key,
-        }
-      : null;
-  return {
-    id: row.id,
-    skillId: row.skill_id,
-    tenantId: row.tenant_id,
-    name: row.name,
-    revision: row.revision,
-    manifest: row.manifest,
-    body: row.body,
-    bodyTokens: row.body_tokens,
-    contentSha256: row.content_sha256,
-    packageKey: row.package_key,
-    packageBytes: Number(row.package_bytes),
-    fileCount: row.file_count,
-    source: row.source,
-    trust: row.trust,
-    status: row.status,
-    authoredBy,
-    archivedByInvocationId: row.archived_by_invocation_id,
-    archiveIdempotencyKey: row.archive_idempotency_key,
-    createdAt: row.created_at,
-  };
+function toRevision({
+  authored_by_run_id: runId,
+  authored_by_principal_id: principalId,
+  authored_by_invocation_id: invocationId,
+  authoring_idempotency_key: idempotencyKey,
+  package_bytes: packageBytes,
+  ...columns
+}: RevisionRow): SkillRevision {
+  const authoredBy = principalId !== null && invocationId !== null && idempotencyKey !== null ? { runId, principalId, invocationId, idempotencyKey } : null;
+  return { ...mapRow(columns), packageBytes: Number(packageBytes), authoredBy };
 }
 
 async function selectRevision(
@@ -136,7 +120,7 @@ async function selectRevision(
   tenantId: string,
   name: string,
   revision: number | null,
-): Promise<SkillRevision | null> {
+): Promise<SkillRevision | undefined> {
   const result =
     revision === null
       ? await db.query<RevisionRow>(
@@ -151,7 +135,7 @@ async function selectRevision(
           [tenantId, name, revision],
         );
   const row = result.rows[0];
-  return row ? toRevision(row) : null;
+  return row ? toRevision(row) : undefined;
 }
 
 function checkProvenance(options: InstallOptions): void {
@@ -251,9 +235,14 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
     });
   }
 
+  async function findRevision(tenantId: string, ref: SkillRef | string): Promise<SkillRevision | undefined> {
+    const parsed = typeof ref === 'string' ? parseSkillRef(ref) : ref;
+    return selectRevision(pool, tenantId, parsed.name, parsed.revision);
+  }
+
   async function resolve(tenantId: string, ref: SkillRef | string): Promise<SkillRevision> {
     const parsed = typeof ref === 'string' ? parseSkillRef(ref) : ref;
-    const found = await selectRevision(pool, tenantId, parsed.name, parsed.revision);
+    const found = await findRevision(tenantId, parsed);
     if (!found) {
       throw new SkillNotFound(
         formatSkillRef(parsed),
@@ -261,6 +250,14 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
       );
     }
     return found;
+  }
+
+  async function latestRevision(tenantId: string, name: string): Promise<number> {
+    const result = await pool.query<{ latest_revision: number }>(
+      `SELECT latest_revision FROM skills WHERE tenant_id = $1 AND name = $2`,
+      [tenantId, name],
+    );
+    return result.rows[0]?.latest_revision ?? 0;
   }
 
   async function listActive(tenantId: string, limit: number): Promise<SkillRevision[]> {
@@ -322,19 +319,5 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
     return verified;
   }
 
-  async function countRows(tenantId: string): Promise<{ skills: number; revisions: number; packages: number }> {
-    const result = await pool.query<{ skills: string; revisions: string }>(
-      `SELECT (SELECT count(*) FROM skills WHERE tenant_id = $1)::text AS skills,
-              (SELECT count(*) FROM skill_revisions WHERE tenant_id = $1)::text AS revisions`,
-      [tenantId],
-    );
-    const row = result.rows[0];
-    return {
-      skills: Number(row?.skills ?? 0),
-      revisions: Number(row?.revisions ?? 0),
-      packages: await countSkillPackages(pool, tenantId),
-    };
-  }
-
-  return { install, resolve, listActive, archive, readArchive, verifyPins, countRows };
+  return { install, findRevision, resolve, latestRevision, listActive, archive, readArchive, verifyPins };
 }

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import type { Queryable } from '../store/database.ts';
+import { mapRow } from '../store/row-mapping.ts';
 import type { ConsensusStep } from '../procedures/procedure.ts';
 import { emptyPassCounts, type NewPassCluster, type PassCluster, type PassCounts, type PassRecord, type PassStatus } from './pass-record.ts';
 
@@ -19,19 +20,18 @@ interface PassRow {
   finished_at: Date | null;
 }
 
-const toPass = (row: PassRow): PassRecord => ({
-  id: row.id,
-  tenantId: row.tenant_id,
-  workflowRunId: row.workflow_run_id,
-  status: row.status,
-  outcome: row.outcome,
-  full: row.full_pass,
-  since: row.since?.toISOString() ?? null,
-  distiller: row.distiller,
-  counts: { ...emptyPassCounts(), ...row.counts },
-  startedAt: row.started_at.toISOString(),
-  finishedAt: row.finished_at?.toISOString() ?? null,
-});
+function toPass({ full_pass, since, counts, started_at, finished_at, ...columns }: PassRow): PassRecord {
+  return {
+    ...mapRow(columns),
+    full: full_pass,
+    since: since?.toISOString() ?? null,
+    counts: { ...emptyPassCounts(), ...counts },
+    startedAt: started_at.toISOString(),
+    finishedAt: finished_at?.toISOString() ?? null,
+  };
+}
+
+const PASS_COLUMNS = 'id, tenant_id, workflow_run_id, status, outcome, full_pass, since, distiller, counts, started_at, finished_at';
 
 /** Where an incremental pass starts: when the last completed pass started (runs after it are new). */
 export async function lastCompletedPassStart(db: Queryable, tenantId: string): Promise<Date | null> {
@@ -52,17 +52,17 @@ export async function beginPassRecord(
      VALUES ($1, $2, $3, 'running', $4, $5, $6) ON CONFLICT (tenant_id, id) DO NOTHING`,
     [pass.tenantId, pass.id, pass.workflowRunId, pass.full, pass.since, pass.distiller],
   );
-  return (await getPass(db, pass.tenantId, pass.id))!;
+  return (await findPass(db, pass.tenantId, pass.id))!;
 }
 
-export async function getPass(db: Queryable, tenantId: string, id: string): Promise<PassRecord | undefined> {
-  const { rows } = await db.query<PassRow>(`SELECT * FROM passes WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+export async function findPass(db: Queryable, tenantId: string, id: string): Promise<PassRecord | undefined> {
+  const { rows } = await db.query<PassRow>(`SELECT ${PASS_COLUMNS} FROM passes WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
   return rows[0] ? toPass(rows[0]) : undefined;
 }
 
 export async function listPasses(db: Queryable, tenantId: string, limit: number): Promise<PassRecord[]> {
   const { rows } = await db.query<PassRow>(
-    `SELECT * FROM passes WHERE tenant_id = $1 ORDER BY started_at DESC LIMIT $2`,
+    `SELECT ${PASS_COLUMNS} FROM passes WHERE tenant_id = $1 ORDER BY started_at DESC LIMIT $2`,
     [tenantId, limit],
   );
   return rows.map(toPass);
@@ -100,7 +100,7 @@ export async function finishPassRecord(
       WHERE p.tenant_id = $1 AND p.id = $2 AND p.status = 'running'`,
     [tenantId, id, status, outcome],
   );
-  return (await getPass(db, tenantId, id))!;
+  return (await findPass(db, tenantId, id))!;
 }
 
 interface PassClusterRow {
@@ -122,25 +122,10 @@ interface PassClusterRow {
   skip_reason: string | null;
 }
 
-const toCluster = (row: PassClusterRow): PassCluster => ({
-  clusterKey: row.cluster_key,
-  rank: row.rank,
-  runIds: row.run_ids,
-  successfulRunIds: row.successful_run_ids,
-  size: row.size,
-  successful: row.successful,
-  successRate: row.success_rate,
-  qualifying: row.qualifying,
-  reason: row.reason,
-  status: row.status,
-  candidate: row.candidate,
-  toolSequence: row.tool_sequence,
-  decision: row.decision,
-  skillName: row.skill_name,
-  revision: row.revision,
-  skipReason: row.skip_reason,
-});
+const toCluster = (row: PassClusterRow): PassCluster => mapRow(row);
 
+const CLUSTER_COLUMNS = `cluster_key, rank, run_ids, successful_run_ids, size, successful, success_rate, qualifying, reason, status,
+  candidate, tool_sequence, decision, skill_name, revision, skip_reason`;
 
 /** Records the clusters a pass found; idempotent, so a retried cluster step writes nothing twice. */
 export async function recordPassClusters(db: Queryable, tenantId: string, passId: string, clusters: NewPassCluster[]): Promise<void> {
@@ -179,7 +164,7 @@ export async function recordPassClusters(db: Queryable, tenantId: string, passId
 
 export async function getPassCluster(db: Queryable, tenantId: string, passId: string, clusterKey: string): Promise<PassCluster> {
   const { rows } = await db.query<PassClusterRow>(
-    `SELECT * FROM pass_clusters WHERE tenant_id = $1 AND pass_id = $2 AND cluster_key = $3`,
+    `SELECT ${CLUSTER_COLUMNS} FROM pass_clusters WHERE tenant_id = $1 AND pass_id = $2 AND cluster_key = $3`,
     [tenantId, passId, clusterKey],
   );
   if (!rows[0]) throw new Error(`pass ${passId} has no cluster ${clusterKey}`);
@@ -188,7 +173,7 @@ export async function getPassCluster(db: Queryable, tenantId: string, passId: st
 
 export async function listPassClusters(db: Queryable, tenantId: string, passId: string): Promise<PassCluster[]> {
   const { rows } = await db.query<PassClusterRow>(
-    `SELECT * FROM pass_clusters WHERE tenant_id = $1 AND pass_id = $2 ORDER BY qualifying DESC, rank NULLS LAST, cluster_key`,
+    `SELECT ${CLUSTER_COLUMNS} FROM pass_clusters WHERE tenant_id = $1 AND pass_id = $2 ORDER BY qualifying DESC, rank NULLS LAST, cluster_key`,
     [tenantId, passId],
   );
   return rows.map(toCluster);

@@ -1,4 +1,4 @@
-import type { SkillManageContext } from '../../src/authoring/skill-manage.ts';
+import type { SkillManageContext } from '../../src/authoring/skill-manage-contract.ts';
 import { serializeSkillDocument } from '../../src/skills/skill-format.ts';
 import type { SkillPackage } from '../../src/skills/skill-package.ts';
 import { manifest, skillPackage } from '../skills/skill-fixtures.ts';

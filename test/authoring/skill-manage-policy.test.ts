@@ -5,7 +5,8 @@ import {
   SkillAuthoringDisabled,
   SkillManageRequestInvalid,
 } from '../../src/authoring/authoring-errors.ts';
-import { createSkillManage, decodeRequestPackage, skillManageRequestSchema } from '../../src/authoring/skill-manage.ts';
+import { createSkillManage } from '../../src/authoring/skill-manage.ts';
+import { decodeRequestPackage, skillManageRequestSchema } from '../../src/authoring/skill-manage-contract.ts';
 import type { SkillRepository } from '../../src/store/skill-repository.ts';
 import { createRequest, trustedContext } from './authoring-fixtures.ts';
 

@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApprovals, type Approvals } from '../../src/authoring/approvals.ts';
 import { ApprovalExpired, ApprovalNotFound, ApprovalNotPending, SkillAuthoringDenied } from '../../src/authoring/authoring-errors.ts';
-import { createSkillManage, type SkillManage, type SkillManageResult } from '../../src/authoring/skill-manage.ts';
+import { createSkillManage, type SkillManage } from '../../src/authoring/skill-manage.ts';
+import { type SkillManageResult } from '../../src/authoring/skill-manage-contract.ts';
 import { SkillNotFound, SkillRevisionConflict } from '../../src/skills/skill-errors.ts';
-import { findApproval, listApprovals } from '../../src/store/approval-repository.ts';
+import { findApproval, listApprovals } from '../../src/authoring/approval-repository.ts';
 import { listSkillEvents, recordSkillEvent } from '../../src/store/skill-event-repository.ts';
 import { createSkillRepository, type SkillRepository } from '../../src/store/skill-repository.ts';
 import { runSkillsmith } from '../support/cli.ts';
-import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { countSkillRows, openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
 import { createRequest, skillMd, trustedContext } from '../authoring/authoring-fixtures.ts';
 
@@ -60,7 +61,7 @@ describe('SKILL_AUTHORING approvals, end to end through the CLI', () => {
       replayed: false,
     });
     createApprovalId = pendingId(result);
-    expect(await repository.countRows(tenant)).toEqual({ skills: 0, revisions: 0, packages: 0 });
+    expect(await countSkillRows(database.pool, tenant)).toEqual({ skills: 0, revisions: 0, packages: 0 });
     const approval = await findApproval(database.pool, tenant, createApprovalId);
     expect(approval).toMatchObject({
       kind: 'SKILL_AUTHORING',
@@ -129,7 +130,7 @@ describe('SKILL_AUTHORING approvals, end to end through the CLI', () => {
     const again = await cli(['approvals', 'approve', createApprovalId, '--tenant', tenant, '--json']);
     expect(again.code).toBe(1);
     expect(JSON.parse(again.stdout)).toMatchObject({ error: { code: 'ApprovalNotPending' } });
-    expect((await repository.countRows(tenant)).revisions).toBe(1);
+    expect((await countSkillRows(database.pool, tenant)).revisions).toBe(1);
   });
 
   it('raises a patch approval whose diff shows the SKILL.md change and the carried-forward members', async () => {
@@ -153,7 +154,7 @@ describe('SKILL_AUTHORING approvals, end to end through the CLI', () => {
     expect(approval.diff).toContain('+2. Then act.');
     expect(approval.diff).toContain('-  version: 1.0.0');
     expect(approval.diff).toContain('+  version: 1.1.0');
-    expect((await repository.countRows(tenant)).revisions).toBe(1);
+    expect((await countSkillRows(database.pool, tenant)).revisions).toBe(1);
   });
 
   it('marks a second approval raised against the same revision conflicted at approve time and installs nothing', async () => {
@@ -180,7 +181,7 @@ describe('SKILL_AUTHORING approvals, end to end through the CLI', () => {
       }),
     ).resolves.toMatchObject({ status: 'conflicted', approvalId: rivalId, replayed: true });
     expect(body.resolutionReason).toMatch(/revision 2, expected revision 1/);
-    expect((await repository.countRows(tenant)).revisions).toBe(2);
+    expect((await countSkillRows(database.pool, tenant)).revisions).toBe(2);
     await expect(repository.resolve(tenant, 'held-skill@3')).rejects.toBeInstanceOf(SkillNotFound);
     const bodies = await database.pool.query<{ body: string }>(`SELECT body FROM skill_revisions WHERE tenant_id = $1`, [tenant]);
     expect(bodies.rows.some((row) => row.body.includes('RIVAL-SENTINEL'))).toBe(false);
@@ -209,7 +210,7 @@ describe('SKILL_AUTHORING approvals, end to end through the CLI', () => {
     expect(rejected[0]!.reason).toBeInstanceOf(ApprovalNotPending);
     expect((await approvals.show(tenant, id)).status).toBe('approved');
     expect((await repository.resolve(tenant, 'held-skill')).revision).toBe(3);
-    expect((await repository.countRows(tenant)).revisions).toBe(3);
+    expect((await countSkillRows(database.pool, tenant)).revisions).toBe(3);
     expect(await listSkillEvents(database.pool, tenant, { kind: 'authoring.conflict', invocationId: 'inv-approve-twice' })).toEqual([]);
   });
 
@@ -237,7 +238,7 @@ describe('SKILL_AUTHORING approvals, end to end through the CLI', () => {
     const rejected = await cli(['approvals', 'reject', id, '--tenant', tenant, '--reason', 'not useful', '--json']);
     expect(rejected.code, rejected.stderr).toBe(0);
     expect(JSON.parse(rejected.stdout)).toMatchObject({ status: 'rejected', resolutionReason: 'not useful', installedRevision: null });
-    expect((await repository.countRows(tenant)).revisions).toBe(3);
+    expect((await countSkillRows(database.pool, tenant)).revisions).toBe(3);
     const events = await listSkillEvents(database.pool, tenant, { invocationId: 'inv-approve-reject' });
     expect(events.map((event) => [event.kind, event.reason])).toEqual([
       ['approval.requested', null],
@@ -284,7 +285,7 @@ describe('approval expiry', () => {
     });
     const events = await listSkillEvents(database.pool, tenant, { kind: 'approval.resolved' });
     expect(events).toEqual([expect.objectContaining({ reason: 'expired', detail: expect.objectContaining({ resolvedBy: 'system:approval-ttl' }) })]);
-    expect(await repository.countRows(tenant)).toEqual({ skills: 0, revisions: 0, packages: 0 });
+    expect(await countSkillRows(database.pool, tenant)).toEqual({ skills: 0, revisions: 0, packages: 0 });
   });
 
   it('refuses to approve a pending approval past its TTL, marking it expired', async () => {
@@ -296,7 +297,7 @@ describe('approval expiry', () => {
     ]);
     await expect(approvals.approve(tenant, id, { resolvedBy: 'late' })).rejects.toBeInstanceOf(ApprovalExpired);
     expect((await approvals.show(tenant, id)).status).toBe('expired');
-    expect((await repository.countRows(tenant)).revisions).toBe(0);
+    expect((await countSkillRows(database.pool, tenant)).revisions).toBe(0);
   });
 
   it('expires stale approvals when `approvals list` runs', async () => {

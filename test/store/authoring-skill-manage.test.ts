@@ -4,14 +4,15 @@ import {
   SkillAuthoringDisabled,
   SkillManageInvocationReused,
 } from '../../src/authoring/authoring-errors.ts';
-import { createSkillManage, type SkillManage, type SkillManageContext } from '../../src/authoring/skill-manage.ts';
+import { createSkillManage, type SkillManage } from '../../src/authoring/skill-manage.ts';
+import { type SkillManageContext } from '../../src/authoring/skill-manage-contract.ts';
 import { readPackageArchive } from '../../src/skills/package-archive.ts';
 import { SkillNotFound, SkillProvenanceInvalid, SkillRevisionConflict } from '../../src/skills/skill-errors.ts';
 import { SkillNameNotUnique } from '../../src/skills/validation-errors.ts';
 import { listSkillEvents } from '../../src/store/skill-event-repository.ts';
-import { findSkillManageInvocation } from '../../src/store/skill-manage-invocation-repository.ts';
+import { findSkillManageInvocation } from '../../src/authoring/skill-manage-invocation-repository.ts';
 import { createSkillRepository, type SkillRepository } from '../../src/store/skill-repository.ts';
-import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { countSkillRows, openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
 import { createRequest, skillMd, trustedContext } from '../authoring/authoring-fixtures.ts';
 
@@ -36,7 +37,7 @@ afterAll(async () => {
 });
 
 async function revisionCount(tenantId: string): Promise<number> {
-  return (await repository.countRows(tenantId)).revisions;
+  return (await countSkillRows(database.pool, tenantId)).revisions;
 }
 
 async function eventsOf(tenantId: string, invocationId: string) {
@@ -50,7 +51,7 @@ async function expectDenied(
   reason: string,
   message: RegExp,
 ): Promise<Record<string, unknown>> {
-  const before = await repository.countRows(context.tenantId);
+  const before = await countSkillRows(database.pool, context.tenantId);
   const failure = await skills.manage(context, request).catch((error: unknown) => error);
   expect(failure).toBeInstanceOf(SkillAuthoringDenied);
   expect((failure as SkillAuthoringDenied).reason).toBe(reason);
@@ -58,8 +59,8 @@ async function expectDenied(
   const events = await eventsOf(context.tenantId, context.invocationId);
   expect(events).toHaveLength(1);
   expect(events[0]).toMatchObject({ kind: 'authoring.denied', reason, runId: context.runId });
-  expect(await repository.countRows(context.tenantId)).toEqual(before);
-  expect(await findSkillManageInvocation(database.pool, context.tenantId, context.invocationId)).toBeNull();
+  expect(await countSkillRows(database.pool, context.tenantId)).toEqual(before);
+  expect(await findSkillManageInvocation(database.pool, context.tenantId, context.invocationId)).toBeUndefined();
   return events[0]!.detail;
 }
 
@@ -193,7 +194,7 @@ describe('gate.skill.edit_conflict', () => {
       [tenant, `%${loserSentinel}%`],
     );
     expect(Number(elsewhere.rows[0]!.found)).toBe(0);
-    expect(await findSkillManageInvocation(database.pool, tenant, `inv-conflict-patch-${loserIndex}`)).toBeNull();
+    expect(await findSkillManageInvocation(database.pool, tenant, `inv-conflict-patch-${loserIndex}`)).toBeUndefined();
 
     // The conflict is an event carrying both revisions.
     const conflictEvents = await eventsOf(tenant, `inv-conflict-patch-${loserIndex}`);
@@ -206,7 +207,7 @@ describe('gate.skill.edit_conflict', () => {
   });
 
   it('refuses a stale edit with the current revision and writes nothing; the retry at the current revision gets the next number', async () => {
-    const before = await repository.countRows(tenant);
+    const before = await countSkillRows(database.pool, tenant);
     const failure = await skills
       .manage(trustedContext(tenant, 'inv-conflict-stale'), {
         operation: 'edit',
@@ -217,7 +218,7 @@ describe('gate.skill.edit_conflict', () => {
       .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(SkillRevisionConflict);
     expect((failure as SkillRevisionConflict).currentRevision).toBe(2);
-    expect(await repository.countRows(tenant)).toEqual(before);
+    expect(await countSkillRows(database.pool, tenant)).toEqual(before);
     const retried = await skills.manage(trustedContext(tenant, 'inv-conflict-retry'), {
       operation: 'edit',
       name,
@@ -265,7 +266,7 @@ describe('skill_manage idempotency (invocation id + canonical argument hash)', (
   });
 
   it('refuses the same invocation id with different arguments, naming the reuse, and writes nothing', async () => {
-    const before = await repository.countRows(tenant);
+    const before = await countSkillRows(database.pool, tenant);
     await expect(
       skills.manage(trustedContext(tenant, 'inv-idem-1'), {
         operation: 'patch',
@@ -274,7 +275,7 @@ describe('skill_manage idempotency (invocation id + canonical argument hash)', (
         skillMd: skillMd('retried', '# A different edit'),
       }),
     ).rejects.toBeInstanceOf(SkillManageInvocationReused);
-    expect(await repository.countRows(tenant)).toEqual(before);
+    expect(await countSkillRows(database.pool, tenant)).toEqual(before);
   });
 
   it('never deduplicates two different invocations, even with identical arguments', async () => {
@@ -346,7 +347,7 @@ describe('skill_manage source rules', () => {
     await expect(
       skills.manage(trustedContext(tenant, 'inv-source-mcp'), { operation: 'patch', name: 'mcp-prompt', expectedRevision: 1, skillMd: skillMd('mcp-prompt', '# x') }),
     ).rejects.toBeInstanceOf(SkillNotFound);
-    expect((await repository.countRows(tenant)).revisions).toBe(4);
+    expect((await countSkillRows(database.pool, tenant)).revisions).toBe(4);
   });
 });
 
@@ -462,7 +463,7 @@ describe('skill_manage rollout control', () => {
     await expect(disabled.manage(trustedContext('t-disabled', 'inv-disabled'), createRequest('never'))).rejects.toBeInstanceOf(
       SkillAuthoringDisabled,
     );
-    expect(await repository.countRows('t-disabled')).toEqual({ skills: 0, revisions: 0, packages: 0 });
+    expect(await countSkillRows(database.pool, 't-disabled')).toEqual({ skills: 0, revisions: 0, packages: 0 });
     expect(await listSkillEvents(database.pool, 't-disabled')).toEqual([]);
   });
 });

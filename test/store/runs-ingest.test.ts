@@ -126,7 +126,7 @@ describe('JSONL ingest', () => {
     expect(result).toMatchObject({ valid: 3, inserted: 3 });
     expect((await countRuns(database.pool, 'tenant-a')).runs).toBe(1);
     expect((await countRuns(database.pool, 'tenant-b')).runs).toBe(1);
-    expect(await findRun(database.pool, 'default', 't-2')).not.toBeNull();
+    expect(await findRun(database.pool, 'default', 't-2')).toBeDefined();
   });
 });
 
@@ -167,6 +167,6 @@ describe('skillsmith ingest (the CLI, in a child process)', () => {
     expect(mismatch.stderr).toMatch(/^line 1: tenantId: is "elsewhere" but --tenant is "cli-t"$/m);
     const ownTenant = await runSkillsmith(['ingest', file, '--json'], env);
     expect(JSON.parse(ownTenant.stdout)).toMatchObject({ inserted: 1 });
-    expect(await findRun(database.pool, 'elsewhere', 'cli-t-1')).not.toBeNull();
+    expect(await findRun(database.pool, 'elsewhere', 'cli-t-1')).toBeDefined();
   });
 });

@@ -57,14 +57,14 @@ describe('run repository', () => {
     await expect(attempt).rejects.toBeInstanceOf(RunConflict);
     await expect(attempt).rejects.toMatchObject({ name: 'RunConflict', runIds: ['run-1'] });
     expect((await findRun(database.pool, 'repo', 'run-1'))?.goal).toBe('deploy billing-api to staging');
-    expect(await findRun(database.pool, 'repo', 'run-2')).toBeNull();
+    expect(await findRun(database.pool, 'repo', 'run-2')).toBeUndefined();
     expect(await countRuns(database.pool, 'repo')).toEqual({ runs: 1, toolCalls: 3 });
   });
 
   it('refuses two different reports of one run inside a batch', async () => {
     const attempt = upsertRuns(database.pool, 'repo', [report({ runId: 'run-3' }), report({ runId: 'run-3', status: 'failed' })]);
     await expect(attempt).rejects.toBeInstanceOf(RunConflict);
-    expect(await findRun(database.pool, 'repo', 'run-3')).toBeNull();
+    expect(await findRun(database.pool, 'repo', 'run-3')).toBeUndefined();
   });
 
   it('stores control characters and prompt-injection text in goals and args verbatim', async () => {
@@ -106,7 +106,7 @@ describe('run repository round trip', () => {
     await upsertRuns(database.pool, 'roundtrip', reports);
     for (const original of reports) {
       const stored = await findRun(database.pool, 'roundtrip', original.runId);
-      expect(stored).not.toBeNull();
+      expect(stored).toBeDefined();
       expect(runReportSha256(stored!)).toBe(runReportSha256(original));
     }
     const { rows } = await database.pool.query<{ content_sha256: string }>(

@@ -18,7 +18,7 @@ import { SkillPackagePathEscape } from '../../src/skills/validation-errors.ts';
 import { listSkillEvents } from '../../src/store/skill-event-repository.ts';
 import { createPool } from '../../src/store/database.ts';
 import { createSkillRepository, type SkillRepository } from '../../src/store/skill-repository.ts';
-import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { countSkillRows, openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
 
 let database: TestDatabase;
@@ -314,11 +314,11 @@ describe('gate.skill.mcp_read_only', () => {
     expect(session.pins).toEqual([
       expect.objectContaining({ name: 'git/review', revision: 0, source: 'mcp', trust: 'external_untrusted', contentSha256: sha256Hex(text) }),
     ]);
-    expect(await skills.countRows(tenant)).toEqual({ skills: 0, revisions: 0, packages: 0 });
+    expect(await countSkillRows(database.pool, tenant)).toEqual({ skills: 0, revisions: 0, packages: 0 });
     const loaded = (await load(tenant, session.id, 'git/review')) as LoadedContent;
     expect(loaded.content).toBe(text);
     await expect(load(tenant, session.id, 'git/review', { path: 'SKILL.md' })).rejects.toThrow(/MCP prompt/);
-    expect(await skills.countRows(tenant)).toEqual({ skills: 0, revisions: 0, packages: 0 });
+    expect(await countSkillRows(database.pool, tenant)).toEqual({ skills: 0, revisions: 0, packages: 0 });
     // Replay detects that the server changed its prompt.
     await expect(replaySession(deps, tenant, session.id)).resolves.toBeDefined();
     await expect(

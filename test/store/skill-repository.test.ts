@@ -11,7 +11,7 @@ import {
 import { SkillNameNotUnique, SkillPackagePathEscape, SkillVersionInvalid } from '../../src/skills/validation-errors.ts';
 import { openSkillPackageMember } from '../../src/store/skill-package-store.ts';
 import { createSkillRepository, type SkillRepository } from '../../src/store/skill-repository.ts';
-import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { countSkillRows, openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
 
 let database: TestDatabase;
@@ -56,20 +56,20 @@ describe('SkillRepository.install', () => {
   });
 
   it('refuses source mcp in the store itself and writes nothing', async () => {
-    const before = await repository.countRows('t-mcp');
+    const before = await countSkillRows(database.pool, 't-mcp');
     await expect(repository.install('t-mcp', skillPackage({ name: 'mcp-skill' }), { source: 'mcp' })).rejects.toBeInstanceOf(
       SkillSourceRefused,
     );
-    expect(await repository.countRows('t-mcp')).toEqual(before);
+    expect(await countSkillRows(database.pool, 't-mcp')).toEqual(before);
   });
 
   it('refuses a later install under another source, leaving the identity unchanged', async () => {
     await repository.install('t-source', skillPackage({ name: 'owned' }), { source: 'operator' });
-    const before = await repository.countRows('t-source');
+    const before = await countSkillRows(database.pool, 't-source');
     await expect(
       repository.install('t-source', skillPackage({ name: 'owned' }), { source: 'agent', authoredBy: agentAuthor('inv-source') }),
     ).rejects.toBeInstanceOf(SkillSourceImmutable);
-    expect(await repository.countRows('t-source')).toEqual(before);
+    expect(await countSkillRows(database.pool, 't-source')).toEqual(before);
     expect((await repository.resolve('t-source', 'owned')).source).toBe('operator');
   });
 
@@ -91,19 +91,19 @@ describe('SkillRepository.install', () => {
       authoredBy: agentAuthor('inv-1'),
     });
     expect(replay.revision).toBe(installed.revision);
-    expect((await repository.countRows('t-agent')).revisions).toBe(1);
+    expect((await countSkillRows(database.pool, 't-agent')).revisions).toBe(1);
   });
 
   it('refuses a stale expectedRevision with SkillRevisionConflict carrying the current revision, writing nothing', async () => {
     await repository.install('t-cas', skillPackage({ name: 'cas' }), { source: 'operator' });
     await repository.install('t-cas', skillPackage({ name: 'cas' }), { source: 'operator', expectedRevision: 1 });
-    const before = await repository.countRows('t-cas');
+    const before = await countSkillRows(database.pool, 't-cas');
     const failure = await repository
       .install('t-cas', skillPackage({ name: 'cas', version: '9.9.9' }), { source: 'operator', expectedRevision: 1 })
       .catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(SkillRevisionConflict);
     expect((failure as SkillRevisionConflict).currentRevision).toBe(2);
-    expect(await repository.countRows('t-cas')).toEqual(before);
+    expect(await countSkillRows(database.pool, 't-cas')).toEqual(before);
   });
 
   it('refuses a create (expectedRevision 0) while the name has an active revision, and allows it once all are archived', async () => {
@@ -120,11 +120,11 @@ describe('SkillRepository.install', () => {
   });
 
   it('leaves no row and no archive for a rejected package', async () => {
-    const before = await repository.countRows('t-reject');
+    const before = await countSkillRows(database.pool, 't-reject');
     await expect(
       repository.install('t-reject', skillPackage({ name: 'bad', version: 'one' }), { source: 'operator' }),
     ).rejects.toBeInstanceOf(SkillVersionInvalid);
-    expect(await repository.countRows('t-reject')).toEqual(before);
+    expect(await countSkillRows(database.pool, 't-reject')).toEqual(before);
   });
 
   it('opens one stored member by path and refuses a path outside the package', async () => {

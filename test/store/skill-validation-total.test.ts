@@ -7,7 +7,7 @@ import { serializeSkillDocument } from '../../src/skills/skill-format.ts';
 import { readPackageDirectory, type SkillPackage } from '../../src/skills/skill-package.ts';
 import { SkillValidationError } from '../../src/skills/validation-errors.ts';
 import { createSkillRepository, type SkillRepository } from '../../src/store/skill-repository.ts';
-import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { countSkillRows, openTestDatabase, type TestDatabase } from '../support/database.ts';
 
 let database: TestDatabase;
 let repository: SkillRepository;
@@ -106,14 +106,14 @@ describe('gate.skill.validation_total', () => {
     const outcomes = { installed: 0, rejected: new Map<string, number>() };
     await fc.assert(
       fc.asyncProperty(packageArbitrary, async (generated) => {
-        const before = await repository.countRows(tenantId);
+        const before = await countSkillRows(database.pool, tenantId);
         const directoryName = generated.directoryMatches ? generated.name : `${generated.name}-dir`;
         try {
           const skillPackage = await materialise(generated, directoryName);
           const installed = await repository.install(tenantId, skillPackage, { source: 'operator' });
           outcomes.installed += 1;
           expect(installed.revision).toBeGreaterThanOrEqual(1);
-          const after = await repository.countRows(tenantId);
+          const after = await countSkillRows(database.pool, tenantId);
           expect(after.revisions).toBe(before.revisions + 1);
           expect(after.packages).toBe(before.packages + 1);
           expect((await repository.resolve(tenantId, `${installed.name}@${installed.revision}`)).contentSha256).toBe(
@@ -126,7 +126,7 @@ describe('gate.skill.validation_total', () => {
           expect(name).not.toBe('SkillValidationError');
           expect((error as Error).message.length).toBeGreaterThan(0);
           outcomes.rejected.set(name, (outcomes.rejected.get(name) ?? 0) + 1);
-          expect(await repository.countRows(tenantId)).toEqual(before);
+          expect(await countSkillRows(database.pool, tenantId)).toEqual(before);
         }
       }),
       { numRuns: 60 },

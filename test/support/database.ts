@@ -56,3 +56,14 @@ async function openNativeDatabase(serverUrl: string): Promise<TestDatabase> {
     },
   };
 }
+
+/** Rows a tenant holds in the skill tables: what a refused write must leave unchanged. */
+export async function countSkillRows(pool: pg.Pool, tenantId: string): Promise<{ skills: number; revisions: number; packages: number }> {
+  const { rows } = await pool.query<{ skills: number; revisions: number; packages: number }>(
+    `SELECT (SELECT count(*) FROM skills WHERE tenant_id = $1)::int AS skills,
+            (SELECT count(*) FROM skill_revisions WHERE tenant_id = $1)::int AS revisions,
+            (SELECT count(*) FROM skill_packages WHERE tenant_id = $1)::int AS packages`,
+    [tenantId],
+  );
+  return rows[0]!;
+}

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reportRunCompleted, RunReportInvalid, RunReportTooLarge } from '../../src/client/run-intake-client.ts';
 import { listProcedures, setProcedureEnabled } from '../../src/procedures/procedure-repository.ts';
-import { getReview } from '../../src/review/review-repository.ts';
+import { findReview } from '../../src/review/review-repository.ts';
 import { countRuns } from '../../src/runs/run-repository.ts';
 import { listSkillEvents } from '../../src/store/skill-event-repository.ts';
 import { createSkillRepository } from '../../src/store/skill-repository.ts';
@@ -71,7 +71,7 @@ describe('run intake, the track record and the background review', () => {
     until(`run ${runId}`, async () => ((await database.pool.query('SELECT 1 FROM runs WHERE tenant_id = $1 AND run_id = $2', [tenantId, runId])).rowCount ? true : undefined));
   const reviewed = (tenantId: string, runId: string) =>
     until(`review of ${runId}`, async () => {
-      const record = await getReview(database.pool, tenantId, runId);
+      const record = await findReview(database.pool, tenantId, runId);
       return record && record.status !== 'running' ? record : undefined;
     });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { originTrustSchema, skillManageRequestSchema } from '../../authoring/skill-manage.ts';
-import type { Approval } from '../../store/approval-repository.ts';
+import { originTrustSchema, skillManageRequestSchema } from '../../authoring/skill-manage-contract.ts';
+import type { Approval } from '../../authoring/approval.ts';
 import { errorResponseSchema } from '../errors.ts';
 import { principalOf, type ApiApp, type ApiContext } from '../server.ts';
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
 import { createApprovals, type Approvals } from '../../authoring/approvals.ts';
-import type { Approval } from '../../store/approval-repository.ts';
+import type { Approval } from '../../authoring/approval.ts';
 import { createSkillRepository } from '../../store/skill-repository.ts';
 import type { CliContext } from '../context.ts';
 

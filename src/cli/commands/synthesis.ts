@@ -12,7 +12,7 @@ import {
   startSynthesisPass,
 } from '../../client/synthesis-client.ts';
 import { passScheduleId, type PassProgress } from '../../synthesis/pass-contract.ts';
-import { getPass, listPassClusters, listPasses } from '../../synthesis/pass-repository.ts';
+import { findPass, listPassClusters, listPasses } from '../../synthesis/pass-repository.ts';
 import { type PassRecord } from '../../synthesis/pass-record.ts';
 import type { CliContext } from '../context.ts';
 
@@ -121,7 +121,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
     .action(async (id: string, _options, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       const pool = await context.openPool();
-      const pass = await getPass(pool, tenant, id);
+      const pass = await findPass(pool, tenant, id);
       if (!pass) throw new Error(`no pass ${JSON.stringify(id)} in tenant ${tenant}`);
       const clusters = (await listPassClusters(pool, tenant, id)).map(({ candidate, runIds, successfulRunIds, ...cluster }) => ({
         ...cluster,

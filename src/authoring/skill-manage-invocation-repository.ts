@@ -1,4 +1,5 @@
-import type { Queryable } from './database.ts';
+import type { Queryable } from '../store/database.ts';
+import { mapRow } from '../store/row-mapping.ts';
 
 /**
  * SkillManageInvocationRepository: the only module with SQL for `skill_manage_invocations`,
@@ -27,31 +28,18 @@ interface InvocationRow {
   updated_at: Date;
 }
 
-function toInvocation(row: InvocationRow): SkillManageInvocation {
-  return {
-    tenantId: row.tenant_id,
-    invocationId: row.invocation_id,
-    argumentSha256: row.argument_sha256,
-    operation: row.operation,
-    skillName: row.skill_name,
-    result: row.result,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
-}
-
 export async function findSkillManageInvocation(
   db: Queryable,
   tenantId: string,
   invocationId: string,
-): Promise<SkillManageInvocation | null> {
+): Promise<SkillManageInvocation | undefined> {
   const result = await db.query<InvocationRow>(
     `SELECT tenant_id, invocation_id, argument_sha256, operation, skill_name, result, created_at, updated_at
      FROM skill_manage_invocations WHERE tenant_id = $1 AND invocation_id = $2`,
     [tenantId, invocationId],
   );
   const row = result.rows[0];
-  return row ? toInvocation(row) : null;
+  return row ? mapRow(row) : undefined;
 }
 
 /** Insert the record of an invocation's effect; a second insert for the same invocation fails (unique). */

@@ -1,4 +1,6 @@
-import type { Queryable } from './database.ts';
+import type { Queryable } from '../store/database.ts';
+import { mapRow } from '../store/row-mapping.ts';
+import type { Approval, ApprovalOperation, ApprovalStatus, MemberChanges } from './approval.ts';
 
 /**
  * ApprovalRepository: the only module with SQL for `approvals`. A SKILL_AUTHORING approval
@@ -6,55 +8,20 @@ import type { Queryable } from './database.ts';
  * revision it was proposed against. Status moves once, from pending to one of
  * approved | rejected | expired | conflicted; every transition is a guarded UPDATE.
  */
-export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'conflicted';
-export type ApprovalOperation = 'create' | 'edit' | 'patch';
-
-export interface MemberChanges {
-  added: string[];
-  removed: string[];
-  changed: string[];
-  unchanged: string[];
-}
-
-export interface Approval {
-  tenantId: string;
-  id: string;
-  kind: 'SKILL_AUTHORING';
-  status: ApprovalStatus;
-  operation: ApprovalOperation;
-  skillName: string;
-  currentRevision: number;
-  proposedRevision: number;
-  packageSha256: string;
-  diff: string;
-  memberChanges: MemberChanges;
-  requestedByPrincipalId: string;
-  requestedByRunId: string;
-  toolInvocationId: string;
-  idempotencyKey: string;
-  createdAt: Date;
-  resolvedAt: Date | null;
-  resolvedBy: string | null;
-  resolutionReason: string | null;
-  installedRevision: number | null;
-  /** resolved_at − created_at, in milliseconds; null while pending. */
-  latencyMs: number | null;
-}
-
-export interface NewApproval {
-  operation: ApprovalOperation;
-  skillName: string;
-  currentRevision: number;
-  proposedRevision: number;
-  packageArchive: Uint8Array;
-  packageSha256: string;
-  diff: string;
-  memberChanges: MemberChanges;
-  requestedByPrincipalId: string;
-  requestedByRunId: string;
-  toolInvocationId: string;
-  idempotencyKey: string;
-}
+export type NewApproval = Pick<
+  Approval,
+  | 'operation'
+  | 'skillName'
+  | 'currentRevision'
+  | 'proposedRevision'
+  | 'packageSha256'
+  | 'diff'
+  | 'memberChanges'
+  | 'requestedByPrincipalId'
+  | 'requestedByRunId'
+  | 'toolInvocationId'
+  | 'idempotencyKey'
+> & { packageArchive: Uint8Array };
 
 interface ApprovalRow {
   tenant_id: string;
@@ -84,29 +51,8 @@ const APPROVAL_COLUMNS = `tenant_id, id::text AS id, kind, status, operation, sk
   tool_invocation_id, idempotency_key, created_at, resolved_at, resolved_by, resolution_reason, installed_revision`;
 
 function toApproval(row: ApprovalRow): Approval {
-  return {
-    tenantId: row.tenant_id,
-    id: row.id,
-    kind: row.kind,
-    status: row.status,
-    operation: row.operation,
-    skillName: row.skill_name,
-    currentRevision: row.current_revision,
-    proposedRevision: row.proposed_revision,
-    packageSha256: row.package_sha256,
-    diff: row.diff,
-    memberChanges: row.member_changes,
-    requestedByPrincipalId: row.requested_by_principal_id,
-    requestedByRunId: row.requested_by_run_id,
-    toolInvocationId: row.tool_invocation_id,
-    idempotencyKey: row.idempotency_key,
-    createdAt: row.created_at,
-    resolvedAt: row.resolved_at,
-    resolvedBy: row.resolved_by,
-    resolutionReason: row.resolution_reason,
-    installedRevision: row.installed_revision,
-    latencyMs: row.resolved_at === null ? null : row.resolved_at.getTime() - row.created_at.getTime(),
-  };
+  const latencyMs = row.resolved_at === null ? null : row.resolved_at.getTime() - row.created_at.getTime();
+  return { ...mapRow(row), latencyMs };
 }
 
 export async function insertApproval(db: Queryable, tenantId: string, approval: NewApproval): Promise<Approval> {
@@ -135,23 +81,23 @@ export async function insertApproval(db: Queryable, tenantId: string, approval: 
   return toApproval(result.rows[0]!);
 }
 
-export async function findApproval(db: Queryable, tenantId: string, id: string): Promise<Approval | null> {
+export async function findApproval(db: Queryable, tenantId: string, id: string): Promise<Approval | undefined> {
   const result = await db.query<ApprovalRow>(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE tenant_id = $1 AND id = $2`, [
     tenantId,
     id,
   ]);
   const row = result.rows[0];
-  return row ? toApproval(row) : null;
+  return row ? toApproval(row) : undefined;
 }
 
 /** The stored package archive of an approval. */
-export async function readApprovalPackage(db: Queryable, tenantId: string, id: string): Promise<Uint8Array | null> {
+export async function findApprovalPackage(db: Queryable, tenantId: string, id: string): Promise<Uint8Array | undefined> {
   const result = await db.query<{ package_archive: Buffer }>(
     `SELECT package_archive FROM approvals WHERE tenant_id = $1 AND id = $2`,
     [tenantId, id],
   );
   const row = result.rows[0];
-  return row ? new Uint8Array(row.package_archive) : null;
+  return row ? new Uint8Array(row.package_archive) : undefined;
 }
 
 export async function listApprovals(
@@ -184,7 +130,7 @@ export async function resolveApproval(
   tenantId: string,
   id: string,
   resolution: ApprovalResolution,
-): Promise<Approval | null> {
+): Promise<Approval | undefined> {
   const result = await db.query<ApprovalRow>(
     `UPDATE approvals
      SET status = $3, resolved_at = now(), resolved_by = $4, resolution_reason = $5, installed_revision = $6
@@ -193,7 +139,7 @@ export async function resolveApproval(
     [tenantId, id, resolution.status, resolution.resolvedBy, resolution.reason ?? null, resolution.installedRevision ?? null],
   );
   const row = result.rows[0];
-  return row ? toApproval(row) : null;
+  return row ? toApproval(row) : undefined;
 }
 
 /** Expire every pending approval created at or before `cutoff`; returns the expired ones. */
