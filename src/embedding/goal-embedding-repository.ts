@@ -1,5 +1,6 @@
 import pgvector from 'pgvector';
 import type { Queryable } from '../store/database.ts';
+import { mapRow } from '../store/row-mapping.ts';
 import { EmbeddingDimensionMismatch } from './embedding-errors.ts';
 
 /**
@@ -52,7 +53,7 @@ export async function listEmbeddingModels(db: Queryable, tenantId: string): Prom
     'SELECT model_id, dimension FROM embedding_models WHERE tenant_id = $1 ORDER BY model_id',
     [tenantId],
   );
-  return rows.map((row) => ({ modelId: row.model_id, dimension: row.dimension }));
+  return rows.map(mapRow);
 }
 
 export interface GoalToEmbed {
@@ -85,7 +86,7 @@ export async function findGoalsWithoutEmbedding(
       LIMIT $5`,
     [tenantId, modelId, page.runIds ?? null, page.afterRunId ?? null, page.limit],
   );
-  return rows.map((row) => ({ runId: row.run_id, goal: row.goal }));
+  return rows.map(mapRow);
 }
 
 export async function countGoalsWithoutEmbedding(

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { withTransaction, type Queryable } from '../store/database.ts';
+import { mapRow } from '../store/row-mapping.ts';
 import { runReportSha256, type RunReport, type RunStatus } from './run-report.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
@@ -55,7 +56,7 @@ export async function findStoredRunHashes(
     'SELECT run_id, content_sha256 FROM runs WHERE tenant_id = $1 AND run_id = ANY($2::text[])',
     [tenantId, runIds],
   );
-  return rows.map((row) => ({ runId: row.run_id, contentSha256: row.content_sha256 }));
+  return rows.map(mapRow);
 }
 
 /**
@@ -265,7 +266,7 @@ export async function selectRunsForExtraction(
       ORDER BY r.run_id`,
     [tenantId, window.since, window.until],
   );
-  return rows.map((row) => ({ runId: row.run_id, status: row.status, successfulTools: row.successful_tools }));
+  return rows.map(mapRow);
 }
 
 /** The database's clock: windows are cut on the same clock that stamps `ingested_at`. */
