@@ -18,9 +18,7 @@ export const packageFileSchema = z.union([
   z.object({ base64: z.string().regex(base64Pattern, 'standard base64 with padding') }).strict(),
 ]);
 
-export const skillManagePackageSchema = z
-  .object({ files: z.record(z.string().min(1), packageFileSchema) })
-  .strict();
+export const skillManagePackageSchema = z.object({ files: z.record(z.string().min(1), packageFileSchema) }).strict();
 
 export const skillManageRequestSchema = z.discriminatedUnion('operation', [
   z.object({ operation: z.literal('create'), name: skillNameSchema, package: skillManagePackageSchema }).strict(),

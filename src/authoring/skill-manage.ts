@@ -86,7 +86,11 @@ export async function deny(db: Queryable, invocation: ManageInvocation, denial: 
 }
 
 /** Record the compare-and-swap failure as an `authoring.conflict` event, then refuse. */
-export async function conflict(db: Queryable, invocation: ManageInvocation, { expectedRevision, currentRevision }: RevisionConflict): Promise<never> {
+export async function conflict(
+  db: Queryable,
+  invocation: ManageInvocation,
+  { expectedRevision, currentRevision }: RevisionConflict,
+): Promise<never> {
   const { context, request } = invocation;
   await recordSkillEvent(db, context.tenantId, {
     ...eventBase(invocation),
@@ -99,7 +103,12 @@ export async function conflict(db: Queryable, invocation: ManageInvocation, { ex
 }
 
 /** The invocation's idempotency record and its event, written in the transaction of the effect. */
-async function recordEffect(client: pg.PoolClient, invocation: ManageInvocation, outcome: SkillManageOutcome, event: SkillEventInput): Promise<void> {
+async function recordEffect(
+  client: pg.PoolClient,
+  invocation: ManageInvocation,
+  outcome: SkillManageOutcome,
+  event: SkillEventInput,
+): Promise<void> {
   const { context, request } = invocation;
   await recordSkillManageInvocation(client, {
     tenantId: context.tenantId,
@@ -160,7 +169,11 @@ export function createSkillManage(dependencies: SkillManageDependencies): SkillM
   }
 
   /** The package the request proposes: a patch carries every member of the active revision forward. */
-  async function proposedPackage(tenantId: string, request: Exclude<SkillManageRequest, { operation: 'archive' }>, active: SkillRevision | undefined): Promise<SkillPackage> {
+  async function proposedPackage(
+    tenantId: string,
+    request: Exclude<SkillManageRequest, { operation: 'archive' }>,
+    active: SkillRevision | undefined,
+  ): Promise<SkillPackage> {
     if (request.operation !== 'patch') return decodeRequestPackage(request.name, request.package.files);
     // currentStateDenial has refused a patch without an active revision.
     const current = await readPackageArchive(await repository.readArchive(tenantId, active!), request.name);
@@ -178,7 +191,8 @@ export function createSkillManage(dependencies: SkillManageDependencies): SkillM
   ): Promise<SkillManageResult> {
     const { context, request } = invocation;
     const archiveBytes = await createPackageArchive(skillPackage);
-    const currentPackage = active === undefined ? undefined : await readPackageArchive(await repository.readArchive(context.tenantId, active), request.name);
+    const currentPackage =
+      active === undefined ? undefined : await readPackageArchive(await repository.readArchive(context.tenantId, active), request.name);
     const change = describeSkillChange(
       request.name,
       active === undefined || currentPackage === undefined ? null : { revision: active.revision, skillPackage: currentPackage },
@@ -223,7 +237,12 @@ export function createSkillManage(dependencies: SkillManageDependencies): SkillM
   }
 
   /** Apply an install through the repository (the single writer), recording the effect in its transaction. */
-  async function install(invocation: ManageInvocation, operation: InstallOperation, skillPackage: SkillPackage, expectedRevision: number): Promise<SkillManageResult> {
+  async function install(
+    invocation: ManageInvocation,
+    operation: InstallOperation,
+    skillPackage: SkillPackage,
+    expectedRevision: number,
+  ): Promise<SkillManageResult> {
     const { context, request } = invocation;
     let installed: SkillRevision;
     let wrote = false;
@@ -231,7 +250,12 @@ export function createSkillManage(dependencies: SkillManageDependencies): SkillM
       installed = await repository.install(context.tenantId, skillPackage, {
         source: 'agent',
         expectedRevision,
-        authoredBy: { runId: context.runId, principalId: context.principalId, invocationId: context.invocationId, idempotencyKey: invocation.idempotencyKey },
+        authoredBy: {
+          runId: context.runId,
+          principalId: context.principalId,
+          invocationId: context.invocationId,
+          idempotencyKey: invocation.idempotencyKey,
+        },
         inTransaction: async (client, revision) => {
           wrote = true;
           await recordEffect(
@@ -251,7 +275,14 @@ export function createSkillManage(dependencies: SkillManageDependencies): SkillM
       return afterRace(invocation, error);
     }
     checkInstalledByInvocation(installed, invocation);
-    return { status: 'installed', operation, name: request.name, revision: installed.revision, contentSha256: installed.contentSha256, replayed: !wrote };
+    return {
+      status: 'installed',
+      operation,
+      name: request.name,
+      revision: installed.revision,
+      contentSha256: installed.contentSha256,
+      replayed: !wrote,
+    };
   }
 
   return {

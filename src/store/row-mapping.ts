@@ -3,9 +3,7 @@
  * camelCase fields, values unchanged. Conversions a column needs (bigint ids, derived fields)
  * are written beside the call, so a mapper states only what is not a rename.
  */
-type CamelCase<Column extends string> = Column extends `${infer Head}_${infer Tail}`
-  ? `${Head}${Capitalize<CamelCase<Tail>>}`
-  : Column;
+type CamelCase<Column extends string> = Column extends `${infer Head}_${infer Tail}` ? `${Head}${Capitalize<CamelCase<Tail>>}` : Column;
 
 /** The type `mapRow` returns: the row's columns renamed, so a field a domain type lacks fails to compile. */
 export type MappedRow<Row> = { [Column in keyof Row & string as CamelCase<Column>]: Row[Column] };

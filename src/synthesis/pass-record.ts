@@ -17,8 +17,7 @@ export const passCountKeys = [
 ] as const;
 export type PassCounts = Record<(typeof passCountKeys)[number], number>;
 
-export const emptyPassCounts = (): PassCounts =>
-  Object.fromEntries(passCountKeys.map((key) => [key, 0])) as PassCounts;
+export const emptyPassCounts = (): PassCounts => Object.fromEntries(passCountKeys.map((key) => [key, 0])) as PassCounts;
 
 export type PassStatus = 'running' | 'completed' | 'failed' | 'skipped' | 'cancelled';
 
@@ -55,4 +54,7 @@ export interface PassCluster {
   skipReason: string | null;
 }
 
-export type NewPassCluster = Pick<PassCluster, 'clusterKey' | 'rank' | 'runIds' | 'successfulRunIds' | 'size' | 'successful' | 'successRate' | 'qualifying' | 'reason'>;
+export type NewPassCluster = Pick<
+  PassCluster,
+  'clusterKey' | 'rank' | 'runIds' | 'successfulRunIds' | 'size' | 'successful' | 'successRate' | 'qualifying' | 'reason'
+>;

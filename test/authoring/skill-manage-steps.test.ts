@@ -79,7 +79,11 @@ describe('policyDenial', () => {
     expect(policyDenial(invocation(trustedContext('t', 'i', { scopes: ['skill.write.all'] })).context, request)?.reason).toBe('scope');
     const tainted = invocation(trustedContext('t', 'i', { originTrust: 'untrusted', taint: 'read a web page' })).context;
     expect(policyDenial(tainted, request)).toMatchObject({ reason: 'origin_trust', detail: { taint: 'read a web page' } });
-    const review = invocation(trustedContext('t', 'i', { reviewRun: { loaded: new Map() } }), { operation: 'archive', name: 'x', expectedRevision: 1 });
+    const review = invocation(trustedContext('t', 'i', { reviewRun: { loaded: new Map() } }), {
+      operation: 'archive',
+      name: 'x',
+      expectedRevision: 1,
+    });
     expect(policyDenial(review.context, review.request)?.reason).toBe('review_archive');
     expect(policyDenial(invocation(trustedContext('t', 'i', { originTrust: 'operator' })).context, request)).toBeUndefined();
   });
@@ -91,7 +95,10 @@ describe('currentStateDenial', () => {
   it('lets create take a free name and refuses a taken one: another source is denied, an agent skill is not unique', () => {
     const create = createRequest('deploy');
     expect(currentStateDenial(context, create, undefined)).toBeUndefined();
-    expect(currentStateDenial(context, create, revision('deploy', 1, 'operator'))).toMatchObject({ reason: 'source', detail: { source: 'operator' } });
+    expect(currentStateDenial(context, create, revision('deploy', 1, 'operator'))).toMatchObject({
+      reason: 'source',
+      detail: { source: 'operator' },
+    });
     expect(() => currentStateDenial(context, create, revision('deploy', 2))).toThrow(SkillNameNotUnique);
   });
 
@@ -116,7 +123,10 @@ describe('revisionConflict', () => {
   it('passes the revision a request expects and reports any other with the current one', () => {
     expect(revisionConflict(edit('deploy', 4), 4)).toBeUndefined();
     expect(revisionConflict(edit('deploy', 3), 4)).toEqual({ expectedRevision: 3, currentRevision: 4 });
-    expect(revisionConflict({ operation: 'archive', name: 'deploy', expectedRevision: 2 }, 1)).toEqual({ expectedRevision: 2, currentRevision: 1 });
+    expect(revisionConflict({ operation: 'archive', name: 'deploy', expectedRevision: 2 }, 1)).toEqual({
+      expectedRevision: 2,
+      currentRevision: 1,
+    });
   });
 
   it('leaves a create to the store, which checks that no active revision exists', () => {
