@@ -1,7 +1,6 @@
 import type { ActivityDependencies } from './dependencies.ts';
 import { failFast } from './failures.ts';
 import { whileHeartbeating } from './heartbeat.ts';
-import { recallSkill } from '../src/recall/recall.ts';
 import { beginReviewRecord, failReviewRecord, finishReviewRecord } from '../src/review/review-repository.ts';
 import { createReviewToolbox } from '../src/review/review-toolbox.ts';
 import { reviewWithLlm, type ReviewOutcome } from '../src/review/reviewer.ts';
@@ -43,7 +42,7 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
 
     async updateTrackRecord(input: ReviewInput): Promise<TrackRecordUpdate> {
       return failFast(async () =>
-        updateTrackRecord({ pool, skills, embedder: dependencies.embedder, synthesis: config.synthesis, logger }, input.tenantId, await loadRun(input)),
+        updateTrackRecord({ pool, recall: dependencies.recall, synthesis: config.synthesis, logger }, input.tenantId, await loadRun(input)),
       );
     },
 
@@ -51,11 +50,7 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
       return failFast(async () => {
         const run = await loadRun(input);
         const chat = dependencies.reviewer();
-        const recalled = await recallSkill(
-          { pool, skills, embedder: await dependencies.embedder(), similarityTau: config.synthesis.similarityTau },
-          input.tenantId,
-          { goal: run.goal, topK: 5 },
-        ).catch(() => []);
+        const recalled = await dependencies.recall(input.tenantId, { goal: run.goal, topK: 5 }).catch(() => []);
         const agentSkills = (await skills.listActive(input.tenantId, 200)).filter((skill) => skill.source === 'agent');
         const first = new Set(recalled.map((match) => match.name));
         const candidates: SkillRevision[] = [

@@ -1,10 +1,7 @@
+import type { StackCheck } from '../src/app/runtime.ts';
 import type { ActivityDependencies } from './dependencies.ts';
 
-export interface StackCheckResult {
-  serverVersion: string;
-  vectorExtension: string | null;
-  migrations: number;
-}
+export type StackCheckResult = StackCheck;
 
 /** Proves the worker reaches the database with the schema applied: used by `skillsmith up` and the smoke test. */
 export const createStackCheckActivities = ({ pool }: ActivityDependencies) => ({

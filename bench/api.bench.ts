@@ -1,4 +1,4 @@
-import { createApiDependencies } from '../src/api/compose.ts';
+import { createServices } from '../src/app/services.ts';
 /**
  * HTTP API throughput: GET /v1/recall under a bounded local load loop on loopback.
  *
@@ -63,7 +63,7 @@ try {
   process.stderr.write(`populating ${values.procedures} skills + procedures on ${database.kind} Postgres…\n`);
   const populated = await populate(database, Number(values.procedures), { dimension: embedder.dimension, modelId: embedder.modelId });
   const api = await startApiServer({
-        ...createApiDependencies({ pool: database.pool, config: loadConfig({}), logger: pino({ level: 'silent' }) }),
+        ...createServices(loadConfig({}), database.pool, { logger: pino({ level: 'silent' }) }),
         config: loadConfig({}),
       skills: populated.skills,
       logger: pino({ level: 'silent' }),

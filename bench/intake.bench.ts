@@ -16,7 +16,7 @@ import { createLogger } from '../src/logger.ts';
 import { iterateRuns } from '../src/runs/trace-generator.ts';
 import { createPool } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrations.ts';
-import { createActivityDependencies } from '../workers/composition-root.ts';
+import { createServices } from '../src/app/services.ts';
 import { createWorker } from '../workers/worker.ts';
 
 const { values } = parseArgs({
@@ -43,7 +43,7 @@ try {
     address: temporal.address,
     namespace: 'default',
     taskQueue: 'intake-bench',
-    dependencies: createActivityDependencies(pool, config, createLogger('warn')),
+    dependencies: createServices(config, pool, { logger: createLogger('warn') }),
   });
   const running = worker.run();
   const connection = await Connection.connect({ address: temporal.address });

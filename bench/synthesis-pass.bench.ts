@@ -22,7 +22,7 @@ import { iterateRuns } from '../src/runs/trace-generator.ts';
 import { createPool } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrations.ts';
 import type { PassRecord } from '../src/synthesis/pass-record.ts';
-import { createActivityDependencies } from '../workers/composition-root.ts';
+import { createServices } from '../src/app/services.ts';
 import { createWorker } from '../workers/worker.ts';
 
 const { values } = parseArgs({
@@ -66,7 +66,7 @@ try {
     address: temporal.address,
     namespace: 'default',
     taskQueue: 'bench',
-    dependencies: createActivityDependencies(pool, config, createLogger('warn')),
+    dependencies: createServices(config, pool, { logger: createLogger('warn') }),
   });
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection });

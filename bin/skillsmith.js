@@ -1,3 +1,6 @@
 #!/usr/bin/env node
 // The package's bin runs the build (dist/, made by `npm run build`, which `npm ci` and `npm test` run).
-await import('../dist/workers/main.js');
+// It composes the CLI (src/cli) with the worker runtime (workers/); neither imports the other.
+const { runCli } = await import('../dist/src/cli/main.js');
+const { createWorkerRuntime } = await import('../dist/workers/runtime.js');
+process.exit(await runCli(process.argv.slice(2), createWorkerRuntime));

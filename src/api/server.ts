@@ -8,93 +8,38 @@ import {
   type ZodTypeProvider,
 } from 'fastify-type-provider-zod';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type pg from 'pg';
-import type { Config } from '../config.ts';
-import type { Logger } from '../logger.ts';
-import type { RecalledSkill } from '../recall/recall.ts';
-import { createAgentSpecRepository, type AgentSpecRepository } from '../sessions/agent-spec-repository.ts';
-import type { SkillRepository } from '../store/skill-repository.ts';
-import { createAuthenticator, loadApiTokens, type ApiTokenEntry, type Authenticator, type Principal } from './auth.ts';
+import { createAuthenticator, loadApiTokens, type ApiTokenEntry } from './auth.ts';
 import { createErrorHandler, notFoundBody } from './errors.ts';
-import type { Approvals } from '../authoring/approvals.ts';
-import type { SkillManage } from '../authoring/skill-manage.ts';
-import type { RunReport } from '../runs/run-report.ts';
-import { registerAuthoringRoutes } from './routes/authoring.ts';
-import { registerHealthRoutes } from './routes/health.ts';
-import { registerRunRoutes } from './routes/runs.ts';
-import { registerRecallRoutes } from './routes/recall.ts';
-import { registerSessionRoutes } from './routes/sessions.ts';
-import { registerSkillRoutes } from './routes/skills.ts';
+import type { Logger } from '../logger.ts';
+import { authenticationHook, principalDecorator } from './principal.ts';
+import type { ApiServices, RoutePlugin } from './route-plugin.ts';
+import { authoringRoutes } from './routes/authoring.ts';
+import { healthRoutes } from './routes/health.ts';
+import { runRoutes } from './routes/runs.ts';
+import { recallRoutes } from './routes/recall.ts';
+import { sessionRoutes } from './routes/sessions.ts';
+import { skillRoutes } from './routes/skills.ts';
 
 /**
  * The HTTP API: Fastify 5 with zod schemas at every route (fastify-type-provider-zod) and an
- * OpenAPI document generated from the same schemas at /openapi.json. Built from injected
- * dependencies — nothing here reaches for globals. Authentication runs in `onRequest`, before
- * the body is read: a bad token or a missing scope is refused before anything is parsed or
- * written. A route declares its scope as `config: { scope }`; routes without one are public.
+ * OpenAPI document generated from the same schemas at /openapi.json. Built from the injected
+ * application services (src/app) — nothing here reaches for globals. A route declares its scope
+ * with `routeOptions(scope, schema)`; routes without one are public.
  */
-export type RecallFunction = (tenantId: string, request: { goal: string; topK: number }) => Promise<RecalledSkill[]>;
-
-/** Hands a run report to the intake (signalWithStart); validates it and refuses oversized ones. */
-export type ReportRunFunction = (report: unknown) => Promise<{ workflowId: string; report: RunReport }>;
-
-export interface ApiDependencies {
-  pool: pg.Pool;
-  config: Config;
-  skills: SkillRepository;
-  recall: RecallFunction;
-  reportRun: ReportRunFunction;
-  skillManage: SkillManage;
-  approvals: Approvals;
-  logger: Logger;
+export interface ApiDependencies extends ApiServices {
   /** Tokens to accept; defaults to those in config (SKILLSMITH_API_TOKENS). */
   tokens?: readonly ApiTokenEntry[];
 }
 
-/** What every route module receives. */
-export interface ApiContext extends ApiDependencies {
-  agentSpecs: AgentSpecRepository;
-  authenticator: Authenticator;
-}
-
 export type ApiApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, ZodTypeProvider>;
 
-/** One module per resource: `(app, context) => void`, registering its routes. Add a module here. */
-export type ApiRouteModule = (app: ApiApp, context: ApiContext) => void;
-
-const routeModules: ApiRouteModule[] = [
-  registerHealthRoutes,
-  registerRecallRoutes,
-  registerSessionRoutes,
-  registerSkillRoutes,
-  registerRunRoutes,
-  registerAuthoringRoutes,
-];
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** The exact scope a token must hold; absent = public route. */
-    scope?: string;
-  }
-  interface FastifyRequest {
-    principal?: Principal;
-  }
-}
-
-/** The authenticated principal of a scoped route (its tenant is the only tenant the request sees). */
-export function principalOf(request: { principal?: Principal }): Principal {
-  if (!request.principal) throw new Error('route has no scope: no principal was authenticated');
-  return request.principal;
-}
+/** One plugin per resource. Add a module here. */
+const routePlugins: RoutePlugin[] = [healthRoutes, recallRoutes, sessionRoutes, skillRoutes, runRoutes, authoringRoutes];
 
 export async function buildApiServer(dependencies: ApiDependencies): Promise<ApiApp> {
-  const { config, logger } = dependencies;
-  const authenticator = createAuthenticator(dependencies.tokens ?? loadApiTokens(config.api.tokens));
-  const context: ApiContext = {
-    ...dependencies,
-    agentSpecs: createAgentSpecRepository({ pool: dependencies.pool, skills: dependencies.skills }),
-    authenticator,
-  };
+  const { tokens, ...services } = dependencies;
+  const { config, logger } = services;
+  const authenticator = createAuthenticator(tokens ?? loadApiTokens(config.api.tokens));
   // Per-request logs only when debugging; warnings and errors always.
   const verbose = logger.level === 'debug' || logger.level === 'trace';
   const app = Fastify({
@@ -109,13 +54,8 @@ export async function buildApiServer(dependencies: ApiDependencies): Promise<Api
   app.setErrorHandler(createErrorHandler(logger));
   app.setNotFoundHandler((request, reply) => reply.code(404).send(notFoundBody(request.method, request.url)));
 
-  app.addHook('onRequest', async (request) => {
-    const scope = request.routeOptions.config.scope;
-    if (scope === undefined) return;
-    const principal = authenticator.authenticate(request.headers.authorization);
-    authenticator.authorize(principal, scope);
-    request.principal = principal;
-  });
+  app.decorateRequest('principal', principalDecorator);
+  app.addHook('onRequest', authenticationHook(authenticator));
 
   await app.register(fastifySwagger, {
     openapi: {
@@ -127,7 +67,7 @@ export async function buildApiServer(dependencies: ApiDependencies): Promise<Api
     transformObject: jsonSchemaTransformObject,
   });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  for (const register of routeModules) register(app, context);
+  for (const plugin of routePlugins) await app.register(plugin, { services });
   await app.ready();
   return app;
 }

@@ -1,5 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
+import type { Runtime } from '../app/runtime.ts';
+import type { Services } from '../app/services.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 
@@ -14,19 +16,6 @@ export const consoleOutput: Output = {
   },
 };
 
-export interface RunningWorker {
-  /** Resolves when the worker has shut down. */
-  done: Promise<void>;
-  shutdown(): Promise<void>;
-}
-
-/** What only the composition root can build (it knows workers/); commands receive it. */
-export interface Runtime {
-  /** A worker on the task queue; `config` defaults to the process's own. */
-  startWorker(options: { temporalAddress: string; databaseUrl: string; config?: Config }): Promise<RunningWorker>;
-  checkStack(options: { temporalAddress: string }): Promise<{ serverVersion: string; vectorExtension: string | null; migrations: number }>;
-}
-
 export interface CliContext {
   config: Config;
   logger: Logger;
@@ -36,6 +25,8 @@ export interface CliContext {
   databaseUrl(): Promise<string>;
   /** A migrated pool over `databaseUrl()`; closed by the CLI when the command ends. */
   openPool(): Promise<pg.Pool>;
+  /** The application services over one `openPool()` pool, built once per command. */
+  services(): Promise<Services>;
   /** TEMPORAL_ADDRESS, else the running `skillsmith up` stack. */
   temporalAddress(): Promise<string>;
   /** A client over `temporalAddress()`; its connection is closed when the command ends. */

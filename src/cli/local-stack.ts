@@ -5,7 +5,8 @@ import { startTemporalDevServer } from '../infra/temporal-dev-server.ts';
 import { readStackFile, stackFilePath } from '../stack-file.ts';
 import { createPool } from '../store/database.ts';
 import { migrate } from '../store/migrations.ts';
-import type { CliContext, RunningWorker } from './context.ts';
+import type { RunningWorker } from '../app/runtime.ts';
+import type { CliContext } from './context.ts';
 
 export interface LocalStack {
   temporalAddress: string;

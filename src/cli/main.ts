@@ -2,15 +2,17 @@ import { Client, Connection } from '@temporalio/client';
 import { Command, CommanderError, Option } from 'commander';
 import type pg from 'pg';
 import { z } from 'zod';
+import type { Runtime, RuntimeFactory } from '../app/runtime.ts';
+import { createServices, type Services } from '../app/services.ts';
 import { TemporalUnavailable } from '../client/temporal-unavailable.ts';
 import { loadConfig, type Config } from '../config.ts';
-import { createLogger } from '../logger.ts';
+import { createLogger, type Logger } from '../logger.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 import { readStackFile } from '../stack-file.ts';
 import { createPool } from '../store/database.ts';
 import { migrate } from '../store/migrations.ts';
 import { tenantIdSchema } from '../tenant.ts';
-import { consoleOutput, type CliContext, type Runtime } from './context.ts';
+import { consoleOutput, type CliContext } from './context.ts';
 import { registerClustersCommands } from './commands/clusters.ts';
 import { registerDemoCommands } from './commands/demo.ts';
 import { registerIngestCommands } from './commands/ingest.ts';
@@ -35,8 +37,7 @@ interface Resources {
   connections: Connection[];
 }
 
-function createContext(config: Config, runtime: Runtime, resources: Resources): CliContext {
-  const logger = createLogger(config.logLevel);
+function createContext(config: Config, logger: Logger, runtime: Runtime, resources: Resources): CliContext {
   const databaseUrl = async () => {
     if (config.databaseUrl) return config.databaseUrl;
     const stack = await readStackFile(config.home);
@@ -49,17 +50,26 @@ function createContext(config: Config, runtime: Runtime, resources: Resources): 
     if (stack) return stack.temporalAddress;
     throw new TemporalUnavailable('no Temporal: set TEMPORAL_ADDRESS, or start the embedded stack with `skillsmith up`');
   };
+  const openPool = async () => {
+    const pool = createPool(await databaseUrl());
+    resources.pools.push(pool);
+    await migrate(pool);
+    return pool;
+  };
+  let services: Promise<Services> | undefined;
   return {
     config,
     logger,
     output: consoleOutput,
     runtime,
     databaseUrl,
-    async openPool() {
-      const pool = createPool(await databaseUrl());
-      resources.pools.push(pool);
-      await migrate(pool);
-      return pool;
+    openPool,
+    services() {
+      services ??= openPool().then(async (pool) =>
+        // POST /v1/runs (`skillsmith api`) reaches TEMPORAL_ADDRESS or the running stack's; else it answers 503.
+        createServices(config, pool, { logger, temporalAddress: await temporalAddress().catch(() => undefined) }),
+      );
+      return services;
     },
     temporalAddress,
     async temporalClient() {
@@ -109,12 +119,13 @@ export function buildProgram(context: CliContext): Command {
 }
 
 /** Parses argv, runs the command, and turns any error into a one-line reason and a non-zero exit. */
-export async function runCli(argv: string[], runtime: Runtime): Promise<number> {
+export async function runCli(argv: string[], createRuntime: RuntimeFactory): Promise<number> {
   const json = argv.includes('--json');
   const resources: Resources = { pools: [], connections: [] };
   try {
     const config = loadConfig();
-    const context = createContext(config, runtime, resources);
+    const logger = createLogger(config.logLevel);
+    const context = createContext(config, logger, createRuntime(config, logger), resources);
     const program = buildProgram(context);
     await program.parseAsync(argv, { from: 'user' });
     return Number(process.exitCode ?? 0);

@@ -40,6 +40,9 @@ export interface RecallDependencies {
   similarityTau: number;
 }
 
+/** recall_skill bound to its dependencies: what the API, the CLI and the review receive. */
+export type RecallFunction = (tenantId: string, request: z.input<typeof recallRequestSchema>) => Promise<RecalledSkill[]>;
+
 export async function recallSkill(
   { pool, skills, embedder, similarityTau }: RecallDependencies,
   tenantId: string,

@@ -1,14 +1,12 @@
 import type pg from 'pg';
 import type { Config } from '../config.ts';
-import type { Embedder } from '../embedding/embedder.ts';
 import type { Logger } from '../logger.ts';
 import { findProceduresByName, hasProcedures, observeProcedure, setProcedureEnabled } from '../procedures/procedure-repository.ts';
-import { type Procedure } from '../procedures/procedure.ts';
-import { recallSkill } from '../recall/recall.ts';
+import type { Procedure } from '../procedures/procedure.ts';
+import type { RecallFunction } from '../recall/recall.ts';
 import type { RunReport } from '../runs/run-report.ts';
 import { withTransaction } from '../store/database.ts';
 import { recordSkillEvent } from '../store/skill-event-repository.ts';
-import type { SkillRepository } from '../store/skill-repository.ts';
 
 /**
  * The empirical record of the procedures a finished run used — the skills it had pinned and
@@ -20,8 +18,8 @@ import type { SkillRepository } from '../store/skill-repository.ts';
 
 export interface TrackRecordDependencies {
   pool: pg.Pool;
-  skills: SkillRepository;
-  embedder: () => Promise<Embedder>;
+  /** recall_skill at the configured τ (its embedder loads only when a run is recalled for). */
+  recall: RecallFunction;
   synthesis: Config['synthesis'];
   logger: Logger;
 }
@@ -46,11 +44,7 @@ export async function updateTrackRecord(dependencies: TrackRecordDependencies, t
     used.set(procedure.id, { procedure, via: 'pinned' });
   }
   if (await hasProcedures(pool, tenantId)) {
-    const recalled = await recallSkill(
-      { pool, skills: dependencies.skills, embedder: await dependencies.embedder(), similarityTau: synthesis.similarityTau },
-      tenantId,
-      { goal: run.goal },
-    );
+    const recalled = await dependencies.recall(tenantId, { goal: run.goal });
     for (const procedure of await findProceduresByName(pool, tenantId, recalled.map((match) => match.name))) {
       if (!used.has(procedure.id)) used.set(procedure.id, { procedure, via: 'recalled' });
     }

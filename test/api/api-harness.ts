@@ -1,11 +1,10 @@
-import { createApiDependencies } from '../../src/api/compose.ts';
+import { createServices } from '../../src/app/services.ts';
 import { pino } from 'pino';
-import { buildApiServer, type ApiApp, type RecallFunction } from '../../src/api/server.ts';
+import { buildApiServer, type ApiApp } from '../../src/api/server.ts';
 import type { ApiTokenEntry } from '../../src/api/auth.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { createEmbedder } from '../../src/embedding/embedder.ts';
-import { recallSkill } from '../../src/recall/recall.ts';
-import { createSkillRepository, type SkillRepository } from '../../src/store/skill-repository.ts';
+import type { RecallFunction } from '../../src/recall/recall.ts';
+import type { SkillRepository } from '../../src/store/skill-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { requireTestModel, testModelSettings } from '../support/test-model.ts';
 
@@ -32,22 +31,20 @@ export async function openApiHarness(
 ): Promise<ApiHarness> {
   const database = await openTestDatabase();
   const config = loadConfig({ SKILLSMITH_API_BODY_LIMIT: '65536', ...options.env });
-  const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
-  let recall: RecallFunction = async () => {
-    throw new Error('recall not wired in this harness');
-  };
-  if (options.withRecall) {
-    await requireTestModel();
-    const embedder = await createEmbedder(testModelSettings());
-    const similarityTau = options.similarityTau ?? 0.5;
-    recall = (tenantId, request) => recallSkill({ pool: database.pool, skills, embedder, similarityTau }, tenantId, request);
-  }
-  const app = await buildApiServer({
-    ...createApiDependencies({ pool: database.pool, config, logger: silentLogger, temporalAddress: options.temporalAddress }),
-    skills,
-    recall,
-    tokens,
-  });
+  const services = createServices(
+    // With recall: the real embedder on the test model, at the given τ.
+    options.withRecall ? { ...config, embedding: testModelSettings(), synthesis: { ...config.synthesis, similarityTau: options.similarityTau ?? 0.5 } } : config,
+    database.pool,
+    { logger: silentLogger, temporalAddress: options.temporalAddress },
+  );
+  if (options.withRecall) await requireTestModel();
+  const recall: RecallFunction = options.withRecall
+    ? services.recall
+    : async () => {
+        throw new Error('recall not wired in this harness');
+      };
+  const { skills } = services;
+  const app = await buildApiServer({ ...services, recall, tokens });
   return {
     database,
     skills,

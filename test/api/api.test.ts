@@ -1,4 +1,4 @@
-import { createApiDependencies } from '../../src/api/compose.ts';
+import { createServices } from '../../src/app/services.ts';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbedder } from '../../src/embedding/embedder.ts';
@@ -254,7 +254,7 @@ describe('HTTP API: skills and recall', () => {
   it('answers 503 when the embedding model cannot be loaded and 500 without detail on an unexpected failure', async () => {
     const failing = async (error: Error) =>
       buildApiServer({
-        ...createApiDependencies({ pool: harness.database.pool, config: harness.config, logger: silentLogger }),
+        ...createServices(harness.config, harness.database.pool, { logger: silentLogger }),
         config: harness.config,
         skills: harness.skills,
         logger: silentLogger,
@@ -284,7 +284,7 @@ describe('HTTP API: skills and recall', () => {
   it('serves the same routes over a real socket on 127.0.0.1', async () => {
     const embedder = await createEmbedder(testModelSettings());
     const running = await startApiServer({
-        ...createApiDependencies({ pool: harness.database.pool, config: harness.config, logger: silentLogger }),
+        ...createServices(harness.config, harness.database.pool, { logger: silentLogger }),
         config: harness.config,
         skills: harness.skills,
         logger: silentLogger,

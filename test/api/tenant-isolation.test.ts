@@ -1,4 +1,4 @@
-import { createApiDependencies } from '../../src/api/compose.ts';
+import { createServices } from '../../src/app/services.ts';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbedder, type Embedder } from '../../src/embedding/embedder.ts';
@@ -79,7 +79,7 @@ describe('tenant isolation (property)', () => {
           }
           // Route the requests through a server that knows exactly these tokens.
           const server = await buildApiServer({
-        ...createApiDependencies({ pool: database.pool, config: harness.config, logger: silentLogger }),
+        ...createServices(harness.config, database.pool, { logger: silentLogger }),
         config: harness.config,
             skills,
             logger: silentLogger,

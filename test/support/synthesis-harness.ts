@@ -7,7 +7,7 @@ import type { Logger } from '../../src/logger.ts';
 import { runReportSchema, type RunReport } from '../../src/runs/run-report.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
 import type { PassRecord } from '../../src/synthesis/pass-record.ts';
-import { createActivityDependencies } from '../../workers/composition-root.ts';
+import { createServices } from '../../src/app/services.ts';
 import { createWorker } from '../../workers/worker.ts';
 import type { TestDatabase } from './database.ts';
 import { testModelSettings } from './test-model.ts';
@@ -52,7 +52,7 @@ export async function startSynthesisHarness(database: TestDatabase, config: Conf
     address: config.temporal.address!,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    dependencies: createActivityDependencies(database.pool, config, logger),
+    dependencies: createServices(config, database.pool, { logger }),
   });
   const running = worker.run();
   let passes = 0;

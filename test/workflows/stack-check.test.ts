@@ -2,7 +2,7 @@ import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
-import { createActivityDependencies } from '../../workers/composition-root.ts';
+import { createServices } from '../../src/app/services.ts';
 import { createWorker } from '../../workers/worker.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 
@@ -29,7 +29,7 @@ describe('the Temporal path, for real', () => {
       address: inject('temporalAddress'),
       namespace: 'default',
       taskQueue,
-      dependencies: createActivityDependencies(database.pool, config, createLogger('silent')),
+      dependencies: createServices(config, database.pool, { logger: createLogger('silent') }),
     });
     const result = await worker.runUntil(
       client.workflow.execute('stackCheck', { taskQueue, workflowId: `stack-check/${taskQueue}` }),
@@ -57,7 +57,7 @@ describe('the Temporal path, for real', () => {
       address: inject('temporalAddress'),
       namespace: 'default',
       taskQueue,
-      dependencies: createActivityDependencies(deadPool, loadConfig({}), createLogger('silent')),
+      dependencies: createServices(loadConfig({}), deadPool, { logger: createLogger('silent') }),
     });
     const run = client.workflow.execute('stackCheck', {
       taskQueue,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { originTrustSchema, skillManageRequestSchema } from '../../authoring/skill-manage-contract.ts';
 import type { Approval } from '../../authoring/approval.ts';
-import { errorResponseSchema } from '../errors.ts';
-import { principalOf, type ApiApp, type ApiContext } from '../server.ts';
+import { routeOptions } from '../route-options.ts';
+import type { RoutePlugin } from '../route-plugin.ts';
 
 const manageBodySchema = z.strictObject({
   /** The tool invocation this call is; with the canonical argument hash, its idempotency key. */
@@ -57,20 +57,16 @@ function present(approval: Approval): z.infer<typeof approvalSchema> {
  * POST /v1/skills/manage (skill_manage, scope skill.write), GET /v1/approvals (approval.read),
  * POST /v1/approvals/{id}/resolve (approval.resolve). Principal and scopes come from the token.
  */
-export function registerAuthoringRoutes(app: ApiApp, { skillManage, approvals }: ApiContext): void {
+export const authoringRoutes: RoutePlugin = async (app, { services: { skillManage, approvals } }) => {
   app.post(
     '/v1/skills/manage',
-    {
-      config: { scope: 'skill.write' },
-      schema: {
-        summary: 'skill_manage: create / edit / patch / archive an agent skill, under governance',
-        security: [{ bearer: [] }],
-        body: manageBodySchema,
-        response: { 200: z.record(z.string(), z.unknown()), '4xx': errorResponseSchema, '5xx': errorResponseSchema },
-      },
-    },
+    routeOptions('skill.write', {
+      summary: 'skill_manage: create / edit / patch / archive an agent skill, under governance',
+      body: manageBodySchema,
+      response: { 200: z.record(z.string(), z.unknown()) },
+    }),
     async (request) => {
-      const principal = principalOf(request);
+      const { principal } = request;
       const { request: manageRequest, ...turn } = request.body;
       return skillManage.manage(
         { tenantId: principal.tenantId, principalId: principal.principal, scopes: [...principal.scopes], ...turn },
@@ -81,17 +77,17 @@ export function registerAuthoringRoutes(app: ApiApp, { skillManage, approvals }:
 
   app.get(
     '/v1/approvals',
-    {
-      config: { scope: 'approval.read' },
-      schema: {
+    routeOptions(
+      'approval.read',
+      {
         summary: "the tenant's skill-authoring approvals (pending ones past their TTL expire first)",
-        security: [{ bearer: [] }],
         querystring: z.strictObject({ status: z.enum(['pending', 'approved', 'rejected', 'expired', 'conflicted']).optional() }),
-        response: { 200: z.object({ approvals: z.array(approvalSchema) }), '4xx': errorResponseSchema },
+        response: { 200: z.object({ approvals: z.array(approvalSchema) }) },
       },
-    },
+      { serverErrors: false },
+    ),
     async (request) => {
-      const { tenantId } = principalOf(request);
+      const { tenantId } = request.principal;
       const listed = await approvals.list(tenantId, request.query.status ? { status: request.query.status } : {});
       return { approvals: listed.map(present) };
     },
@@ -99,18 +95,18 @@ export function registerAuthoringRoutes(app: ApiApp, { skillManage, approvals }:
 
   app.post(
     '/v1/approvals/:id/resolve',
-    {
-      config: { scope: 'approval.resolve' },
-      schema: {
+    routeOptions(
+      'approval.resolve',
+      {
         summary: 'approve (installs the proposed revision, CAS on the recorded one) or reject an approval',
-        security: [{ bearer: [] }],
         params: z.strictObject({ id: z.string().min(1).max(100) }),
         body: z.strictObject({ decision: z.enum(['approve', 'reject']), reason: z.string().max(1000).optional() }),
-        response: { 200: approvalSchema, '4xx': errorResponseSchema },
+        response: { 200: approvalSchema },
       },
-    },
+      { serverErrors: false },
+    ),
     async (request) => {
-      const { tenantId, principal } = principalOf(request);
+      const { tenantId, principal } = request.principal;
       const resolved =
         request.body.decision === 'approve'
           ? await approvals.approve(tenantId, request.params.id, { resolvedBy: principal })
@@ -118,4 +114,4 @@ export function registerAuthoringRoutes(app: ApiApp, { skillManage, approvals }:
       return present(resolved);
     },
   );
-}
+};

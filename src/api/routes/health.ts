@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { ApiApp, ApiContext } from '../server.ts';
+import type { RoutePlugin } from '../route-plugin.ts';
 
 /** GET /healthz — public: the process answers and the database answers. */
-export function registerHealthRoutes(app: ApiApp, { pool }: ApiContext): void {
+export const healthRoutes: RoutePlugin = async (app, { services: { pool } }) => {
   app.get(
     '/healthz',
     {
@@ -16,4 +16,4 @@ export function registerHealthRoutes(app: ApiApp, { pool }: ApiContext): void {
       return { status: 'ok' as const, database: 'ok' as const };
     },
   );
-}
+};

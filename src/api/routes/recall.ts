@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { recallRequestSchema } from '../../recall/recall.ts';
-import { errorResponseSchema } from '../errors.ts';
-import { principalOf, type ApiApp, type ApiContext } from '../server.ts';
+import { routeOptions } from '../route-options.ts';
+import type { RoutePlugin } from '../route-plugin.ts';
 
 const recalledSkillSchema = z.object({
   name: z.string(),
@@ -13,21 +13,17 @@ const recalledSkillSchema = z.object({
 });
 
 /** GET /v1/recall?goal=&topK= — recall_skill for the token's tenant (scope recall.read). */
-export function registerRecallRoutes(app: ApiApp, { recall }: ApiContext): void {
+export const recallRoutes: RoutePlugin = async (app, { services: { recall } }) => {
   app.get(
     '/v1/recall',
-    {
-      config: { scope: 'recall.read' },
-      schema: {
-        summary: 'the procedures nearest to a goal (cosine ≥ τ, enabled, not superseded)',
-        security: [{ bearer: [] }],
-        querystring: recallRequestSchema,
-        response: { 200: z.object({ skills: z.array(recalledSkillSchema) }), '4xx': errorResponseSchema, '5xx': errorResponseSchema },
-      },
-    },
+    routeOptions('recall.read', {
+      summary: 'the procedures nearest to a goal (cosine ≥ τ, enabled, not superseded)',
+      querystring: recallRequestSchema,
+      response: { 200: z.object({ skills: z.array(recalledSkillSchema) }) },
+    }),
     async (request) => {
-      const { tenantId } = principalOf(request);
+      const { tenantId } = request.principal;
       return { skills: await recall(tenantId, { goal: request.query.goal, topK: request.query.topK }) };
     },
   );
-}
+};

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { errorResponseSchema } from '../errors.ts';
-import { principalOf, type ApiApp, type ApiContext } from '../server.ts';
+import { routeOptions } from '../route-options.ts';
+import type { RoutePlugin } from '../route-plugin.ts';
 import { SkillsmithError } from '../../skillsmith-error.ts';
 
 /** The body names another tenant than the token's: the tenant always comes from the token. */
@@ -13,25 +13,17 @@ export class TenantMismatch extends SkillsmithError {
  * POST /v1/runs — a finished run, into the same intake path as the Temporal signal
  * (`reportRunCompleted`): validated here, then again by the worker (scope run.write).
  */
-export function registerRunRoutes(app: ApiApp, { reportRun }: ApiContext): void {
+export const runRoutes: RoutePlugin = async (app, { services: { reportRun } }) => {
   app.post(
     '/v1/runs',
-    {
-      config: { scope: 'run.write' },
-      schema: {
-        summary: 'report a finished run (the run report contract); recorded once per runId, reviewed at most once',
-        security: [{ bearer: [] }],
-        // The contract is validated by the intake client, which names every field that is wrong.
-        body: z.record(z.string(), z.unknown()),
-        response: {
-          202: z.object({ runId: z.string(), workflowId: z.string() }),
-          '4xx': errorResponseSchema,
-          '5xx': errorResponseSchema,
-        },
-      },
-    },
+    routeOptions('run.write', {
+      summary: 'report a finished run (the run report contract); recorded once per runId, reviewed at most once',
+      // The contract is validated by the intake client, which names every field that is wrong.
+      body: z.record(z.string(), z.unknown()),
+      response: { 202: z.object({ runId: z.string(), workflowId: z.string() }) },
+    }),
     async (request, reply) => {
-      const { tenantId } = principalOf(request);
+      const { tenantId } = request.principal;
       const claimed = request.body['tenantId'];
       if (claimed !== undefined && claimed !== tenantId) {
         throw new TenantMismatch(`the report names tenant ${JSON.stringify(claimed)} but the token belongs to ${JSON.stringify(tenantId)}`);
@@ -40,4 +32,4 @@ export function registerRunRoutes(app: ApiApp, { reportRun }: ApiContext): void 
       return reply.code(202).send({ runId: report.runId, workflowId });
     },
   );
-}
+};

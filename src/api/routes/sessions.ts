@@ -4,8 +4,8 @@ import { openSession, openSessionRequestSchema } from '../../sessions/session-op
 import { findSession, type Session } from '../../sessions/session-repository.ts';
 import { SessionNotFound } from '../../sessions/session-errors.ts';
 import { loadSkill, skillLoadRequestSchema } from '../../sessions/skill-load.ts';
-import { errorResponseSchema } from '../errors.ts';
-import { principalOf, type ApiApp, type ApiContext } from '../server.ts';
+import { routeOptions } from '../route-options.ts';
+import type { RoutePlugin } from '../route-plugin.ts';
 
 const sourceSchema = z.enum(['builtin', 'operator', 'agent', 'mcp']);
 const trustSchema = z.enum(['trusted_configuration', 'external_untrusted']);
@@ -87,36 +87,27 @@ const loadResponseSchema = z.union([
 ]);
 
 /** Sessions: open (pins + catalog), read, skill.load and replay. Scopes session.write / session.read. */
-export function registerSessionRoutes(app: ApiApp, context: ApiContext): void {
-  const errors = { '4xx': errorResponseSchema, '5xx': errorResponseSchema };
-
+export const sessionRoutes: RoutePlugin = async (app, { services }) => {
   app.post(
     '/v1/sessions',
-    {
-      config: { scope: 'session.write' },
-      schema: {
-        summary: 'open a session: resolve the agent spec\'s refs into pins and pin the catalog',
-        security: [{ bearer: [] }],
-        body: openSessionRequestSchema,
-        response: { 201: sessionSchema, ...errors },
-      },
-    },
+    routeOptions('session.write', {
+      summary: 'open a session: resolve the agent spec\'s refs into pins and pin the catalog',
+      body: openSessionRequestSchema,
+      response: { 201: sessionSchema },
+    }),
     async (request, reply) => {
-      const { tenantId } = principalOf(request);
-      const session = await openSession(context, tenantId, request.body);
+      const { tenantId } = request.principal;
+      const session = await openSession(services, tenantId, request.body);
       return reply.code(201).send(sessionView(session));
     },
   );
 
   app.get(
     '/v1/sessions/:id',
-    {
-      config: { scope: 'session.read' },
-      schema: { summary: 'a session as pinned at open, with what is loaded now', security: [{ bearer: [] }], params: sessionParams, response: { 200: sessionSchema, ...errors } },
-    },
+    routeOptions('session.read', { summary: 'a session as pinned at open, with what is loaded now', params: sessionParams, response: { 200: sessionSchema } }),
     async (request) => {
-      const { tenantId } = principalOf(request);
-      const session = await findSession(context.pool, tenantId, request.params.id);
+      const { tenantId } = request.principal;
+      const session = await findSession(services.pool, tenantId, request.params.id);
       if (!session) throw new SessionNotFound(request.params.id);
       return sessionView(session);
     },
@@ -124,19 +115,15 @@ export function registerSessionRoutes(app: ApiApp, context: ApiContext): void {
 
   app.post(
     '/v1/sessions/:id/skills/load',
-    {
-      config: { scope: 'session.write' },
-      schema: {
-        summary: 'skill.load: a catalog entry\'s body or one package member; unload: true frees its slot',
-        security: [{ bearer: [] }],
-        params: sessionParams,
-        body: skillLoadRequestSchema,
-        response: { 200: loadResponseSchema, ...errors },
-      },
-    },
+    routeOptions('session.write', {
+      summary: 'skill.load: a catalog entry\'s body or one package member; unload: true frees its slot',
+      params: sessionParams,
+      body: skillLoadRequestSchema,
+      response: { 200: loadResponseSchema },
+    }),
     async (request) => {
-      const { tenantId } = principalOf(request);
-      const result = await loadSkill(context, tenantId, request.params.id, request.body);
+      const { tenantId } = request.principal;
+      const result = await loadSkill(services, tenantId, request.params.id, request.body);
       if (result.kind === 'unloaded') return { name: result.name, unloaded: result.unloaded, loaded: result.loaded };
       const { kind: _kind, ...loaded } = result;
       return loaded;
@@ -145,26 +132,21 @@ export function registerSessionRoutes(app: ApiApp, context: ApiContext): void {
 
   app.post(
     '/v1/sessions/:id/replay',
-    {
-      config: { scope: 'session.write' },
-      schema: {
-        summary: 'resolve the session\'s pins (never refs) and compare content_sha256; 409 names a mismatching pin',
-        security: [{ bearer: [] }],
-        params: sessionParams,
-        body: replayRequestSchema.nullish(),
-        response: {
-          200: z.object({
-            sessionId: z.string(),
-            pins: z.array(z.object({ name: z.string(), revision: z.number().int(), contentSha256: z.string(), source: z.string() })),
-            catalogSha256: z.string(),
-          }),
-          ...errors,
-        },
+    routeOptions('session.write', {
+      summary: 'resolve the session\'s pins (never refs) and compare content_sha256; 409 names a mismatching pin',
+      params: sessionParams,
+      body: replayRequestSchema.nullish(),
+      response: {
+        200: z.object({
+          sessionId: z.string(),
+          pins: z.array(z.object({ name: z.string(), revision: z.number().int(), contentSha256: z.string(), source: z.string() })),
+          catalogSha256: z.string(),
+        }),
       },
-    },
+    }),
     async (request) => {
-      const { tenantId } = principalOf(request);
-      return replaySession(context, tenantId, request.params.id, request.body ?? {});
+      const { tenantId } = request.principal;
+      return replaySession(services, tenantId, request.params.id, request.body ?? {});
     },
   );
-}
+};

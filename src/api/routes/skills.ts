@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { summarizeRevision } from '../../skills/skill-summary.ts';
-import { errorResponseSchema } from '../errors.ts';
-import { principalOf, type ApiApp, type ApiContext } from '../server.ts';
+import { routeOptions } from '../route-options.ts';
+import type { RoutePlugin } from '../route-plugin.ts';
 
 // The response schema picks the API's fields of the shared summary (zod drops the rest).
 const skillSummarySchema = z.object({
@@ -20,21 +20,21 @@ const skillSummarySchema = z.object({
 });
 
 /** GET /v1/skills — the newest active revision of each of the tenant's skills, metadata only (scope skill.read). */
-export function registerSkillRoutes(app: ApiApp, { skills }: ApiContext): void {
+export const skillRoutes: RoutePlugin = async (app, { services: { skills } }) => {
   app.get(
     '/v1/skills',
-    {
-      config: { scope: 'skill.read' },
-      schema: {
+    routeOptions(
+      'skill.read',
+      {
         summary: 'active skills of the token\'s tenant (metadata, never bodies)',
-        security: [{ bearer: [] }],
         querystring: z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) }),
-        response: { 200: z.object({ skills: z.array(skillSummarySchema) }), '4xx': errorResponseSchema },
+        response: { 200: z.object({ skills: z.array(skillSummarySchema) }) },
       },
-    },
+      { serverErrors: false },
+    ),
     async (request) => {
-      const { tenantId } = principalOf(request);
+      const { tenantId } = request.principal;
       return { skills: (await skills.listActive(tenantId, request.query.limit)).map(summarizeRevision) };
     },
   );
-}
+};

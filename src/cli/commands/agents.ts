@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import { createAgentSpecRepository, type AgentSpec } from '../../sessions/agent-spec-repository.ts';
-import { createSkillRepository } from '../../store/skill-repository.ts';
+import type { AgentSpec } from '../../sessions/agent-spec-repository.ts';
 import type { CliContext } from '../context.ts';
 
 /**
@@ -31,10 +30,7 @@ function describeSpec(spec: AgentSpec): string {
 export function registerAgentsCommands(program: Command, context: CliContext): void {
   const agents = program.command('agents').description('versioned agent specs: which skills an agent\'s sessions see');
 
-  const repository = async () => {
-    const pool = await context.openPool();
-    return createAgentSpecRepository({ pool, skills: createSkillRepository({ pool, defaultLicense: context.config.skillLicense }) });
-  };
+  const repository = async () => (await context.services()).agentSpecs;
 
   agents
     .command('set')

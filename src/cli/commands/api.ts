@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { loadApiTokens } from '../../api/auth.ts';
-import { startApi } from '../../api/compose.ts';
+import { startApiServer } from '../../api/server.ts';
 import type { CliContext } from '../context.ts';
 
 /** `skillsmith api`: the HTTP API in the foreground until SIGINT/SIGTERM. */
@@ -13,9 +13,7 @@ export function registerApiCommands(program: Command, context: CliContext): void
       const { config, logger } = context;
       const tokens = loadApiTokens(config.api.tokens);
       if (tokens.length === 0) logger.warn('SKILLSMITH_API_TOKENS is not set: every /v1 route will answer 401');
-      // POST /v1/runs needs the intake's Temporal: TEMPORAL_ADDRESS or the running stack's (else it answers 503).
-      const temporalAddress = await context.temporalAddress().catch(() => undefined);
-      const api = await startApi({ pool: await context.openPool(), config, logger, temporalAddress });
+      const api = await startApiServer(await context.services());
       try {
         context.output.result(json, { url: api.url, openapi: `${api.url}/openapi.json`, tokens: tokens.length }, () =>
           `api listening on ${api.url} (OpenAPI at ${api.url}/openapi.json; ${tokens.length} tokens) — Ctrl-C stops it`,

@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
 import { z } from 'zod';
-import { createApprovals, type Approvals } from '../../authoring/approvals.ts';
+import type { Approvals } from '../../authoring/approvals.ts';
 import type { Approval } from '../../authoring/approval.ts';
-import { createSkillRepository } from '../../store/skill-repository.ts';
 import type { CliContext } from '../context.ts';
 
 /**
@@ -43,9 +42,7 @@ function json(approval: Approval): Omit<Approval, 'createdAt' | 'resolvedAt'> & 
 }
 
 async function withApprovals<T>(context: CliContext, fn: (approvals: Approvals) => Promise<T>): Promise<T> {
-  const pool = await context.openPool();
-  const repository = createSkillRepository({ pool, defaultLicense: context.config.skillLicense });
-  return fn(createApprovals({ pool, repository, ttlHours: context.config.authoring.approvalTtlHours }));
+  return fn((await context.services()).approvals);
 }
 
 export function registerApprovalsCommands(program: Command, context: CliContext): void {

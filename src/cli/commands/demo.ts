@@ -1,18 +1,18 @@
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
+import { createServices } from '../../app/services.ts';
 import { startSynthesisPass, passResult } from '../../client/synthesis-client.ts';
 import type { Config } from '../../config.ts';
 import { createEmbedder } from '../../embedding/embedder.ts';
 import { EmbeddingModelUnavailable } from '../../embedding/embedding-errors.ts';
 import { pullModel, testEmbeddingModel } from '../../embedding/model-pull.ts';
 import { listProcedures } from '../../procedures/procedure-repository.ts';
-import { recallSkill, type RecalledSkill } from '../../recall/recall.ts';
+import type { RecalledSkill } from '../../recall/recall.ts';
 import { ingestJsonlFile } from '../../runs/jsonl-ingest.ts';
 import { findRun } from '../../runs/run-repository.ts';
 import { generateRuns } from '../../runs/trace-generator.ts';
 import { createPool } from '../../store/database.ts';
-import { createSkillRepository } from '../../store/skill-repository.ts';
 import type { CliContext } from '../context.ts';
 import { startLocalStack } from '../local-stack.ts';
 import { formatPass, watchPass, workflowUiLink } from './synthesis.ts';
@@ -96,16 +96,11 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
 
         const procedures = await listProcedures(pool, tenant);
         // Recall for new goals (paraphrases the sample does not contain) of the tasks just learned.
-        const recallDependencies = {
-          pool,
-          skills: createSkillRepository({ pool, defaultLicense: config.skillLicense }),
-          embedder: await createEmbedder(config.embedding),
-          similarityTau: config.synthesis.similarityTau,
-        };
+        const { recall } = createServices(config, pool, { logger: context.logger });
         const recalls: Array<{ goal: string; learnedFrom: string; matches: RecalledSkill[] }> = [];
         for (const learned of procedures.filter((procedure) => procedure.enabled && procedure.supersededBy === null).slice(0, RECALL_EXAMPLES)) {
           const goal = await freshGoalFor(pool, tenant, learned.provenance.from_sessions[0]!);
-          if (goal) recalls.push({ goal, learnedFrom: learned.name, matches: await recallSkill(recallDependencies, tenant, { goal, topK: 2 }) });
+          if (goal) recalls.push({ goal, learnedFrom: learned.name, matches: await recall(tenant, { goal, topK: 2 }) });
         }
 
         context.output.result(

@@ -1,9 +1,6 @@
 import type { Command } from 'commander';
-import { createEmbedder } from '../../embedding/embedder.ts';
 import { listProcedures, setProcedureEnabled } from '../../procedures/procedure-repository.ts';
-import { type Procedure } from '../../procedures/procedure.ts';
-import { recallSkill } from '../../recall/recall.ts';
-import { createSkillRepository } from '../../store/skill-repository.ts';
+import type { Procedure } from '../../procedures/procedure.ts';
 import type { CliContext } from '../context.ts';
 
 type GlobalOptions = { tenant: string; json: boolean };
@@ -22,17 +19,7 @@ export function registerRecallCommands(program: Command, context: CliContext): v
     .option('--top-k <k>', 'at most this many', '2')
     .action(async (goal: string, options: { topK: string }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
-      const pool = await context.openPool();
-      const matches = await recallSkill(
-        {
-          pool,
-          skills: createSkillRepository({ pool, defaultLicense: config.skillLicense }),
-          embedder: await createEmbedder(config.embedding),
-          similarityTau: config.synthesis.similarityTau,
-        },
-        tenant,
-        { goal, topK: options.topK },
-      );
+      const matches = await (await context.services()).recall(tenant, { goal, topK: options.topK });
       context.output.result(json, { goal, matches }, () =>
         matches.length
           ? matches

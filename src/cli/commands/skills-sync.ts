@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { syncSkillDirectory } from '../../skills/skill-directory-sync.ts';
-import { createSkillRepository } from '../../store/skill-repository.ts';
 import type { CliContext } from '../context.ts';
 
 /**
@@ -15,9 +14,8 @@ export function registerSkillsSyncCommand(skills: Command, context: CliContext):
     .requiredOption('--dir <dir>', 'the shared skills directory')
     .action(async (options: { dir: string }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
-      const pool = await context.openPool();
       const result = await syncSkillDirectory({
-        skills: createSkillRepository({ pool, defaultLicense: context.config.skillLicense }),
+        skills: (await context.services()).skills,
         tenantId: tenant,
         directory: options.dir,
         maxSkillBytes: context.config.skillSyncMaxBytes,

@@ -6,7 +6,7 @@ import { readPackageArchive } from '../../skills/package-archive.ts';
 import { serializeSkillDocument } from '../../skills/skill-format.ts';
 import { checkMemberPath, readPackageDirectory, SKILL_MANIFEST_PATH } from '../../skills/skill-package.ts';
 import { parseSkillRef } from '../../skills/skill-ref.ts';
-import { createSkillRepository, type SkillRepository } from '../../store/skill-repository.ts';
+import type { SkillRepository } from '../../store/skill-repository.ts';
 import { summarizeRevision, type SkillSummary } from '../../skills/skill-summary.ts';
 import type { CliContext } from '../context.ts';
 import { registerSkillsSyncCommand } from './skills-sync.ts';
@@ -53,8 +53,7 @@ async function withRepository<T>(
   context: CliContext,
   fn: (repository: SkillRepository) => Promise<T>,
 ): Promise<T> {
-  const pool = await context.openPool();
-  return fn(createSkillRepository({ pool, defaultLicense: context.config.skillLicense }));
+  return fn((await context.services()).skills);
 }
 
 export function registerSkillsCommands(program: Command, context: CliContext): void {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { startApi } from '../../api/compose.ts';
-import type { RunningApi } from '../../api/server.ts';
+import { startApiServer, type RunningApi } from '../../api/server.ts';
+import { createServices } from '../../app/services.ts';
 import { resolveTemporalCli } from '../../infra/temporal-cli.ts';
 import { createPool } from '../../store/database.ts';
 import { readStackFile, removeStackFile, stackFilePath, writeStackFile, type StackFile } from '../../stack-file.ts';
@@ -21,7 +21,7 @@ export function registerStackCommands(program: Command, context: CliContext): vo
       let api: RunningApi | undefined;
       try {
         const check = await context.runtime.checkStack({ temporalAddress: stack.temporalAddress });
-        api = await startApi({ pool: apiPool, config, logger, temporalAddress: stack.temporalAddress });
+        api = await startApiServer(createServices(config, apiPool, { logger, temporalAddress: stack.temporalAddress }));
         const record: StackFile = {
           pid: process.pid,
           startedAt: new Date().toISOString(),

@@ -1,0 +1,11 @@
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import type { Services } from '../app/services.ts';
+
+/** What the routes use of the application services. */
+export type ApiServices = Pick<
+  Services,
+  'pool' | 'config' | 'logger' | 'skills' | 'agentSpecs' | 'skillManage' | 'approvals' | 'recall' | 'reportRun'
+>;
+
+/** One Fastify plugin per resource (src/api/routes/*), registered by the server with the services. */
+export type RoutePlugin = FastifyPluginAsyncZod<{ services: ApiServices }>;

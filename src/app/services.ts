@@ -1,0 +1,76 @@
+import type pg from 'pg';
+import { createApprovals, type Approvals } from '../authoring/approvals.ts';
+import { createSkillManage, type SkillManage } from '../authoring/skill-manage.ts';
+import type { Config } from '../config.ts';
+import { createEmbedder, type Embedder } from '../embedding/embedder.ts';
+import type { ChatClient } from '../llm/chat-client.ts';
+import { createConfiguredChatClient } from '../llm/configured-chat-client.ts';
+import type { Logger } from '../logger.ts';
+import { recallSkill, type RecallFunction } from '../recall/recall.ts';
+import { createAgentSpecRepository, type AgentSpecRepository } from '../sessions/agent-spec-repository.ts';
+import { createSkillRepository, type SkillRepository } from '../store/skill-repository.ts';
+import { createConfiguredDistiller } from '../synthesis/distiller-choice.ts';
+import type { Distiller } from '../synthesis/distiller.ts';
+import { createRunIntake, type ReportRunFunction } from './run-intake.ts';
+
+/**
+ * The application services over one pool — what the worker's activities, the HTTP API and the
+ * CLI commands receive. The free functions of the domain (runs, passes, procedures, sessions)
+ * take `pool` (or these services) directly.
+ */
+export interface Services {
+  pool: pg.Pool;
+  config: Config;
+  logger: Logger;
+  skills: SkillRepository;
+  agentSpecs: AgentSpecRepository;
+  skillManage: SkillManage;
+  approvals: Approvals;
+  /** Loaded on first use, once per process; a missing model fails only what needs it. */
+  embedder(): Promise<Embedder>;
+  /** recall_skill over the configured embedder and τ. */
+  recall: RecallFunction;
+  /** The run intake; Temporal is connected on first use. */
+  reportRun: ReportRunFunction;
+  /** The configured distiller; throws LlmNotConfigured when the LLM is chosen but not configured. */
+  distiller(): Distiller;
+  /** The reviewer's LLM; throws LlmNotConfigured when none is configured. */
+  reviewer(): ChatClient;
+}
+
+export interface ServicesOptions {
+  logger: Logger;
+  /** TEMPORAL_ADDRESS, or the running stack's, for the run intake; config's when not given. */
+  temporalAddress?: string | undefined;
+}
+
+/**
+ * The one composition root: every repository and service over `pool`, built from `config`.
+ * Nothing here connects or loads eagerly — the embedder, the LLMs and Temporal are reached on
+ * first use, so a process starts (and serves what does not need them) without them.
+ */
+export function createServices(config: Config, pool: pg.Pool, options: ServicesOptions): Services {
+  const skills = createSkillRepository({ pool, defaultLicense: config.skillLicense });
+  // createEmbedder loads once per process and does not remember a failed load.
+  const embedder = () => createEmbedder(config.embedding);
+  return {
+    pool,
+    config,
+    logger: options.logger,
+    skills,
+    agentSpecs: createAgentSpecRepository({ pool, skills }),
+    skillManage: createSkillManage({
+      pool,
+      repository: skills,
+      defaultLicense: config.skillLicense,
+      settings: { enabled: config.authoring.enabled, approvalProfile: config.authoring.approvalProfile },
+    }),
+    approvals: createApprovals({ pool, repository: skills, ttlHours: config.authoring.approvalTtlHours }),
+    embedder,
+    recall: async (tenantId, request) =>
+      recallSkill({ pool, skills, embedder: await embedder(), similarityTau: config.synthesis.similarityTau }, tenantId, request),
+    reportRun: createRunIntake(config, options.temporalAddress),
+    distiller: () => createConfiguredDistiller(config),
+    reviewer: () => createConfiguredChatClient(config, 'SKILLSMITH_REVIEW_ENABLED=true'),
+  };
+}

@@ -1,0 +1,55 @@
+import { Client, Connection } from '@temporalio/client';
+import type { Runtime, RunningWorker, StackCheck } from '../src/app/runtime.ts';
+import { createServices } from '../src/app/services.ts';
+import type { Config } from '../src/config.ts';
+import type { Logger } from '../src/logger.ts';
+import { createPool } from '../src/store/database.ts';
+import { migrate } from '../src/store/migrations.ts';
+import type { stackCheck } from '../workflows/stack-check.ts';
+import { createWorker } from './worker.ts';
+
+/**
+ * The worker side of the process: a worker over the application services (src/app) and the
+ * stack check. The entry point hands it to the CLI. The embedder loads on first use (once per
+ * process), so a worker starts even before the model is in place; the step that needs it then
+ * fails loudly with the reason.
+ */
+export function createWorkerRuntime(config: Config, logger: Logger): Runtime {
+  return {
+    async startWorker({ temporalAddress, databaseUrl, config: workerConfig = config }): Promise<RunningWorker> {
+      const pool = createPool(databaseUrl);
+      await migrate(pool);
+      const { worker, connection } = await createWorker({
+        address: temporalAddress,
+        namespace: workerConfig.temporal.namespace,
+        taskQueue: workerConfig.temporal.taskQueue,
+        dependencies: createServices(workerConfig, pool, { logger }),
+      });
+      const done = worker.run().finally(async () => {
+        await connection.close();
+        await pool.end();
+      });
+      return {
+        done,
+        async shutdown() {
+          if (worker.getState() === 'RUNNING') worker.shutdown();
+          await done;
+        },
+      };
+    },
+
+    async checkStack({ temporalAddress }): Promise<StackCheck> {
+      const connection = await Connection.connect({ address: temporalAddress });
+      try {
+        const client = new Client({ connection, namespace: config.temporal.namespace });
+        return await client.workflow.execute<typeof stackCheck>('stackCheck', {
+          taskQueue: config.temporal.taskQueue,
+          workflowId: `stack-check/${new Date().toISOString()}`,
+          workflowExecutionTimeout: '2 minutes',
+        });
+      } finally {
+        await connection.close();
+      }
+    },
+  };
+}
