@@ -1,4 +1,4 @@
-import { createServices } from '../../src/app/services.ts';
+import { createServices, type Services } from '../../src/app/services.ts';
 import { pino } from 'pino';
 import { buildApiServer, type ApiApp } from '../../src/api/server.ts';
 import type { ApiTokenEntry } from '../../src/api/auth.ts';
@@ -8,9 +8,10 @@ import type { SkillRepository } from '../../src/store/skill-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { requireTestModel, testModelSettings } from '../support/test-model.ts';
 
-/** A migrated database, the real skill repository, the real recall over the test model, and the API. */
+/** A migrated database, the application services (recall over the test model), and the API over them. */
 export interface ApiHarness {
   database: TestDatabase;
+  services: Services;
   skills: SkillRepository;
   config: Config;
   app: ApiApp;
@@ -47,6 +48,7 @@ export async function openApiHarness(
   const app = await buildApiServer({ ...services, recall, tokens });
   return {
     database,
+    services,
     skills,
     config,
     app,

@@ -1,18 +1,13 @@
-import { createServices } from '../../src/app/services.ts';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmbedder } from '../../src/embedding/embedder.ts';
 import { insertProcedure } from '../../src/procedures/procedure-repository.ts';
 import { buildApiServer, startApiServer } from '../../src/api/server.ts';
 import { EmbeddingModelUnavailable } from '../../src/embedding/embedding-errors.ts';
-import { createAgentSpecRepository } from '../../src/sessions/agent-spec-repository.ts';
 import { countSessions } from '../../src/sessions/session-repository.ts';
 import { withTransaction } from '../../src/store/database.ts';
 import { listSkillEvents } from '../../src/store/skill-event-repository.ts';
-import { recallSkill } from '../../src/recall/recall.ts';
-import { testModelSettings } from '../support/test-model.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
-import { ALL_SCOPES, bearer, openApiHarness, silentLogger, token, type ApiHarness } from './api-harness.ts';
+import { ALL_SCOPES, bearer, openApiHarness, token, type ApiHarness } from './api-harness.ts';
 
 const full = token('acme', ALL_SCOPES);
 const readOnly = token('acme', ['session.read'], 'reader');
@@ -25,10 +20,10 @@ let sessionId: string;
 
 beforeAll(async () => {
   harness = await openApiHarness([full, readOnly, writeOnly, recallOnly, other], { withRecall: true });
-  const { skills, database } = harness;
+  const { skills, services } = harness;
   await skills.install('acme', skillPackage({ name: 'deploy-service', description: 'Deploy a service to production.' }, { extraFiles: { 'references/checklist.md': 'Check the dashboards.' } }), { source: 'operator' });
   await skills.install('acme', skillPackage({ name: 'triage-incident', description: 'Triage a production incident.', requiredTools: ['pager.ack'] }), { source: 'operator' });
-  await createAgentSpecRepository({ pool: database.pool, skills }).set('acme', 'ops-bot', ['deploy-service', 'triage-incident']);
+  await services.agentSpecs.set('acme', 'ops-bot', ['deploy-service', 'triage-incident']);
 });
 
 afterAll(async () => {
@@ -158,7 +153,7 @@ describe('HTTP API: sessions', () => {
     const none = await inject({ method: 'POST', url: '/v1/sessions', headers: bearer(full), payload: { agentId: 'nobody', tools: [] } });
     expect(none.statusCode).toBe(404);
     expect(none.json().error.code).toBe('AgentSpecNotFound');
-    await createAgentSpecRepository({ pool: harness.database.pool, skills: harness.skills }).set('acme', 'fragile', ['deploy-service']);
+    await harness.services.agentSpecs.set('acme', 'fragile', ['deploy-service']);
     await harness.skills.archive('acme', 'deploy-service', 1);
     const broken = await inject({ method: 'POST', url: '/v1/sessions', headers: bearer(full), payload: { agentId: 'fragile', tools: [] } });
     expect(broken.statusCode).toBe(422);
@@ -221,7 +216,7 @@ describe('HTTP API: skills and recall', () => {
   });
 
   it('recalls through the real embedder, for the token\'s tenant only', async () => {
-    const embedder = await createEmbedder(testModelSettings());
+    const embedder = await harness.services.embedder();
     const revision = await harness.skills.resolve('acme', 'deploy-service');
     const whenToUse = 'deploy a web service to the production cluster';
     const [vector] = await embedder.embed([whenToUse], 'document');
@@ -254,10 +249,7 @@ describe('HTTP API: skills and recall', () => {
   it('answers 503 when the embedding model cannot be loaded and 500 without detail on an unexpected failure', async () => {
     const failing = async (error: Error) =>
       buildApiServer({
-        ...createServices(harness.config, harness.database.pool, { logger: silentLogger }),
-        config: harness.config,
-        skills: harness.skills,
-        logger: silentLogger,
+        ...harness.services,
         tokens: [full],
         recall: async () => {
           throw error;
@@ -282,17 +274,7 @@ describe('HTTP API: skills and recall', () => {
   });
 
   it('serves the same routes over a real socket on 127.0.0.1', async () => {
-    const embedder = await createEmbedder(testModelSettings());
-    const running = await startApiServer({
-        ...createServices(harness.config, harness.database.pool, { logger: silentLogger }),
-        config: harness.config,
-        skills: harness.skills,
-        logger: silentLogger,
-        tokens: [full],
-        recall: (tenantId, request) => recallSkill({ pool: harness.database.pool, skills: harness.skills, embedder, similarityTau: 0.5 }, tenantId, request),
-      },
-      { host: '127.0.0.1', port: 0 },
-    );
+    const running = await startApiServer({ ...harness.services, tokens: [full] }, { host: '127.0.0.1', port: 0 });
     try {
       expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect((await fetch(`${running.url}/healthz`)).status).toBe(200);

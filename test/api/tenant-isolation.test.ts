@@ -1,15 +1,11 @@
-import { createServices } from '../../src/app/services.ts';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmbedder, type Embedder } from '../../src/embedding/embedder.ts';
+import type { Embedder } from '../../src/embedding/embedder.ts';
 import { buildApiServer } from '../../src/api/server.ts';
 import { insertProcedure } from '../../src/procedures/procedure-repository.ts';
-import { recallSkill } from '../../src/recall/recall.ts';
-import { createAgentSpecRepository } from '../../src/sessions/agent-spec-repository.ts';
 import { withTransaction } from '../../src/store/database.ts';
-import { testModelSettings } from '../support/test-model.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
-import { ALL_SCOPES, bearer, openApiHarness, silentLogger, token, type ApiHarness } from './api-harness.ts';
+import { ALL_SCOPES, bearer, openApiHarness, token, type ApiHarness } from './api-harness.ts';
 
 /**
  * Tenant isolation, as a property: random tenants sharing skill names, each with its own
@@ -25,7 +21,7 @@ let runNumber = 0;
 
 beforeAll(async () => {
   harness = await openApiHarness([], { withRecall: true, similarityTau: 0 });
-  embedder = await createEmbedder(testModelSettings());
+  embedder = await harness.services.embedder();
   for (const name of SKILL_NAMES) vectors.set(name, (await embedder.embed([`when the ${name} task comes up`], 'document'))[0]!);
 });
 
@@ -37,9 +33,9 @@ const sentinel = (tenant: string, name: string) => `SENTINEL::${tenant}::${name}
 
 describe('tenant isolation (property)', () => {
   it('no route returns, loads, recalls or resolves another tenant\'s data', async () => {
-    const { skills, database } = harness;
+    const { skills, database, services } = harness;
     const served = { ownLoads: 0, recalled: 0 };
-    const agentSpecs = createAgentSpecRepository({ pool: database.pool, skills });
+    const { agentSpecs } = services;
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.subarray(SKILL_NAMES, { minLength: 1 }), { minLength: 2, maxLength: 3 }),
@@ -78,14 +74,7 @@ describe('tenant isolation (property)', () => {
             await agentSpecs.set(tenant, 'agent', tenantSkills[index]!);
           }
           // Route the requests through a server that knows exactly these tokens.
-          const server = await buildApiServer({
-        ...createServices(harness.config, database.pool, { logger: silentLogger }),
-        config: harness.config,
-            skills,
-            logger: silentLogger,
-            tokens,
-            recall: (tenantId, request) => recallSkill({ pool: database.pool, skills, embedder, similarityTau: 0 }, tenantId, request),
-          });
+          const server = await buildApiServer({ ...harness.services, tokens });
           try {
             for (const tenantIndex of tenants.keys()) {
               const opened = await server.inject({ method: 'POST', url: '/v1/sessions', headers: bearer(tokens[tenantIndex]!), payload: { agentId: 'agent', tools: [] } });

@@ -7,7 +7,7 @@ import type { Logger } from '../../src/logger.ts';
 import { runReportSchema, type RunReport } from '../../src/runs/run-report.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
 import type { PassRecord } from '../../src/synthesis/pass-record.ts';
-import { createServices } from '../../src/app/services.ts';
+import { createServices, type Services } from '../../src/app/services.ts';
 import { createWorker } from '../../workers/worker.ts';
 import type { TestDatabase } from './database.ts';
 import { testModelSettings } from './test-model.ts';
@@ -35,6 +35,8 @@ export interface SynthesisHarness {
   config: Config;
   logger: Logger;
   logLines: string[];
+  /** The services the worker's activities run over. */
+  services: Services;
   worker: Worker;
   runPass(options?: { full?: boolean; tenantId?: string }): Promise<{ handle: WorkflowHandle; record: PassRecord }>;
   startPass(options?: { full?: boolean; tenantId?: string }): Promise<WorkflowHandle>;
@@ -48,11 +50,12 @@ export async function startSynthesisHarness(database: TestDatabase, config: Conf
   const logger = pino({ level: 'info' }, { write: (line: string) => logLines.push(line) }) as unknown as Logger;
   const connection = await Connection.connect({ address: config.temporal.address! });
   const client = new Client({ connection });
+  const services = createServices(config, database.pool, { logger });
   const { worker, connection: workerConnection }: { worker: Worker; connection: NativeConnection } = await createWorker({
     address: config.temporal.address!,
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
-    dependencies: createServices(config, database.pool, { logger }),
+    dependencies: services,
   });
   const running = worker.run();
   let passes = 0;
@@ -69,6 +72,7 @@ export async function startSynthesisHarness(database: TestDatabase, config: Conf
     config,
     logger,
     logLines,
+    services,
     worker,
     startPass,
     async runPass(options = {}) {

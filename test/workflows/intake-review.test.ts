@@ -4,7 +4,6 @@ import { listProcedures, setProcedureEnabled } from '../../src/procedures/proced
 import { findReview } from '../../src/review/review-repository.ts';
 import { countRuns } from '../../src/runs/run-repository.ts';
 import { listSkillEvents } from '../../src/store/skill-event-repository.ts';
-import { createSkillRepository } from '../../src/store/skill-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { startScriptedLlm, type ChatCompletionRequest, type ScriptedAnswer, type ScriptedLlm } from '../support/scripted-llm.ts';
 import { ingest, startSynthesisHarness, synthesisTestConfig, taskRuns, type SynthesisHarness } from '../support/synthesis-harness.ts';
@@ -137,7 +136,7 @@ describe('run intake, the track record and the background review', () => {
 
   it('lets the reviewer load and patch an agent skill through skill_manage, with review provenance', async () => {
     const tenantId = 'review-patch';
-    const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
+    const { skills } = harness.services;
     const created = await skills.install(
       tenantId,
       { directoryName: 'rotate-key', files: new Map([['SKILL.md', new TextEncoder().encode(skillMd('rotate-key', 'Rotate the key.'))]]) },
@@ -167,7 +166,7 @@ describe('run intake, the track record and the background review', () => {
 
   it('gate.skill.review_confined: an outside tool, a write before read, a non-agent skill and an archive are each denied', async () => {
     const tenantId = 'confined';
-    const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
+    const { skills } = harness.services;
     await skills.install(tenantId, { directoryName: 'ops-runbook', files: new Map([['SKILL.md', new TextEncoder().encode(skillMd('ops-runbook', 'Page the on-call.'))]]) }, { source: 'operator' });
     const agent = await skills.install(
       tenantId,

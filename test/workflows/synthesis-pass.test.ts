@@ -2,11 +2,8 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/infra/temporal-dev-server.ts';
 import { listProcedures, setProcedureEnabled } from '../../src/procedures/procedure-repository.ts';
-import { recallSkill } from '../../src/recall/recall.ts';
-import { createEmbedder } from '../../src/embedding/embedder.ts';
 import { checkAgentSkillsDocument } from '../../src/skills/agentskills-rules.ts';
 import { readPackageArchive } from '../../src/skills/package-archive.ts';
-import { createSkillRepository } from '../../src/store/skill-repository.ts';
 import { listPassClusters, listPasses } from '../../src/synthesis/pass-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm.ts';
@@ -18,7 +15,7 @@ import {
   taskRuns,
   type SynthesisHarness,
 } from '../support/synthesis-harness.ts';
-import { requireTestModel, testModelSettings } from '../support/test-model.ts';
+import { requireTestModel } from '../support/test-model.ts';
 
 const DEPLOY_TOOLS = ['repo.clone', 'build.run', 'deploy.apply', 'deploy.status'];
 const ROTATE_TOOLS = ['secrets.read', 'keys.rotate', 'secrets.write', 'notify.slack'];
@@ -63,17 +60,7 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     await database?.close();
   });
 
-  const recall = async (tenantId: string, goal: string) =>
-    recallSkill(
-      {
-        pool: database.pool,
-        skills: createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' }),
-        embedder: await createEmbedder(testModelSettings()),
-        similarityTau: harness.config.synthesis.similarityTau,
-      },
-      tenantId,
-      { goal },
-    );
+  const recall = (tenantId: string, goal: string) => harness.services.recall(tenantId, { goal });
 
   it('auto-synthesis fires after 3 successful similar sequences and the skill is recallable', async () => {
     const tenantId = 'kpi-fires';
@@ -128,7 +115,7 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
 
   it('every synthesised skill exports as a valid agentskills.io SKILL.md and re-installs to the same sha256', async () => {
     const tenantId = 'kpi-fires';
-    const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
+    const { skills } = harness.services;
     for (const procedure of await listProcedures(database.pool, tenantId)) {
       const revision = await skills.resolve(tenantId, `${procedure.name}@${procedure.revision}`);
       expect(revision).toMatchObject({ source: 'agent', trust: 'external_untrusted' });
