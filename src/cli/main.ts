@@ -15,6 +15,7 @@ import { tenantIdSchema } from '../tenant.ts';
 import { consoleOutput, type CliContext } from './context.ts';
 import { registerClustersCommands } from './commands/clusters.ts';
 import { registerDemoCommands } from './commands/demo.ts';
+import { registerEvalCommands } from './commands/eval.ts';
 import { registerIngestCommands } from './commands/ingest.ts';
 import { registerApprovalsCommands } from './commands/approvals.ts';
 import { registerMigrateCommands } from './commands/migrate.ts';
@@ -104,6 +105,7 @@ export function buildProgram(context: CliContext): Command {
     });
   registerStackCommands(program, context);
   registerDemoCommands(program, context);
+  registerEvalCommands(program, context);
   registerApiCommands(program, context);
   registerMigrateCommands(program, context);
   registerIngestCommands(program, context);

@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { Option, type Command } from 'commander';
+import { startSynthesisPass } from '../../client/synthesis-client.ts';
+import type { Config } from '../../config.ts';
+import { createEmbedder } from '../../embedding/embedder.ts';
+import { formatEvalReport } from '../../eval/eval-table.ts';
+import { runEval } from '../../eval/run-eval.ts';
+import { recallSkill } from '../../recall/recall.ts';
+import { readStackFile } from '../../stack-file.ts';
+import { createPool } from '../../store/database.ts';
+import { createSkillRepository } from '../../store/skill-repository.ts';
+import type { CliContext } from '../context.ts';
+import { startLocalStack } from '../local-stack.ts';
+import { watchPass } from './synthesis.ts';
+
+const DEFAULT_MAX_PASSES = 10;
+
+/** A tenant no earlier eval used: `eval-<utc time>-<random>`, so every eval starts from nothing. */
+function freshEvalTenant(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15).toLowerCase();
+  return `eval-${stamp}-${randomBytes(3).toString('hex')}`;
+}
+
+/** Where the eval runs: the stack named by the environment or `skillsmith up`, else one it starts on free ports. */
+async function openStack(context: CliContext, config: Config) {
+  const running = (config.temporal.address && config.databaseUrl) || (await readStackFile(config.home));
+  if (running) {
+    return { databaseUrl: await context.databaseUrl(), temporalAddress: await context.temporalAddress(), stop: async () => undefined };
+  }
+  // Free ports, so an eval never collides with another stack on this machine.
+  const stack = await startLocalStack(context, { ...config, temporal: { ...config.temporal, port: 0, uiPort: 0 }, postgresPort: 0 });
+  return stack;
+}
+
+export function registerEvalCommands(program: Command, context: CliContext): void {
+  program
+    .command('eval')
+    .description(
+      'the learning scoreboard: ingest a labelled corpus into a fresh tenant, run full synthesis passes until one changes nothing, ' +
+        'and score clusters, skills and recall against the labels (bench/README.md)',
+    )
+    .requiredOption('--runs <file>', 'run reports, one JSON per line')
+    .requiredOption('--labels <file>', '{"runId", "family"} per line, one for every run')
+    .option('--heldout <file>', '{"goal", "family"} per line: goals no run has; family null for goals nothing should match')
+    .addOption(new Option('--max-passes <n>', 'stop after this many passes').default(DEFAULT_MAX_PASSES).argParser((value) => {
+      const parsed = Number(value);
+      if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`invalid --max-passes ${JSON.stringify(value)}: a positive integer`);
+      return parsed;
+    }))
+    .action(async (options: { runs: string; labels: string; heldout?: string; maxPasses: number }, command: Command) => {
+      const { json } = command.optsWithGlobals<{ json: boolean }>();
+      const { config } = context;
+      const say = (line: string) => process.stderr.write(`${line}\n`);
+      const tenantId = freshEvalTenant();
+      const embedder = await createEmbedder(config.embedding);
+      const stack = await openStack(context, config);
+      const pool = createPool(stack.databaseUrl);
+      const connection = await Connection.connect({ address: stack.temporalAddress });
+      try {
+        say(`eval tenant ${tenantId}: Temporal ${stack.temporalAddress}`);
+        const client = new Client({ connection, namespace: config.temporal.namespace });
+        const recallDependencies = {
+          pool,
+          skills: createSkillRepository({ pool, defaultLicense: config.skillLicense }),
+          embedder,
+          similarityTau: config.synthesis.similarityTau,
+        };
+        const report = await runEval(
+          {
+            pool,
+            runPass: async (tenant) => watchPass(await startSynthesisPass(client, { tenantId: tenant, full: true, taskQueue: config.temporal.taskQueue })),
+            recall: async (tenant, goal) => (await recallSkill(recallDependencies, tenant, { goal, topK: 2 })).map((match) => match.name),
+            progress: say,
+          },
+          {
+            tenantId,
+            runsFile: options.runs,
+            labelsFile: options.labels,
+            ...(options.heldout === undefined ? {} : { heldoutFile: options.heldout }),
+            maxPasses: options.maxPasses,
+            settings: {
+              embeddingModel: config.embedding.model,
+              similarityTau: config.synthesis.similarityTau,
+              linkage: config.synthesis.linkage,
+              distiller: config.synthesis.distiller,
+              minOccurrences: config.synthesis.minOccurrences,
+              minSuccessRate: config.synthesis.minSuccessRate,
+              minSteps: config.synthesis.minSteps,
+              maxClustersPerPass: config.synthesis.maxClustersPerPass,
+            },
+          },
+        );
+        context.output.result(json, report, () => formatEvalReport(report));
+      } finally {
+        await connection.close();
+        await pool.end();
+        await stack.stop();
+      }
+    });
+}

@@ -1,0 +1,195 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type pg from 'pg';
+import { listProcedures } from '../procedures/procedure-repository.ts';
+import { formatIngestError, ingestJsonlFile } from '../runs/jsonl-ingest.ts';
+import { listPassClusters, type PassRecord } from '../synthesis/pass-repository.ts';
+import { EvalCorpusInvalid, readCorpusRuns, readHeldout, readLabels } from './eval-corpus.ts';
+import {
+  clusterPurity,
+  rate,
+  recurringFamilies,
+  scoreInSample,
+  scoreRecall,
+  scoreSkills,
+  type ClusterPurity,
+  type FamilyLabel,
+  type LiveSkill,
+  type RecallCase,
+  type SkillComposition,
+} from './scoring.ts';
+
+/**
+ * `skillsmith eval`: ingest a labelled corpus into a fresh tenant, run full synthesis passes
+ * (the real workflow) until one changes nothing, and score what was learned against the
+ * labels. The Temporal side (starting a pass) and recall come in as functions, so this module
+ * knows neither the client nor the embedder.
+ */
+
+export interface EvalDependencies {
+  pool: pg.Pool;
+  /** Starts a full synthesis pass for the tenant and resolves with its record when it ends. */
+  runPass(tenantId: string): Promise<PassRecord>;
+  /** recall_skill(goal, topK 2) for the tenant: the returned skill names, best first. */
+  recall(tenantId: string, goal: string): Promise<string[]>;
+  /** Progress lines (stderr in the CLI). */
+  progress(message: string): void;
+}
+
+export interface EvalOptions {
+  tenantId: string;
+  runsFile: string;
+  labelsFile: string;
+  heldoutFile?: string;
+  /** Stop after this many passes even if the last one still changed something. */
+  maxPasses: number;
+  /** The settings the pass runs with, echoed into the report (the worker's configuration). */
+  settings: Record<string, string | number>;
+}
+
+export interface EvalReport {
+  tenantId: string;
+  settings: Record<string, string | number>;
+  corpus: { runs: number; labelledFamilies: number; unlabelledRuns: number; recurringFamilies: number; heldoutPositives: number; heldoutNegatives: number };
+  passes: Array<{ id: string; status: string; outcome: string | null; counts: PassRecord['counts'] }>;
+  /** False when the last pass still changed something (maxPasses reached) or a pass did not complete. */
+  converged: boolean;
+  clusters: ClusterPurity & { qualifying: ClusterPurity };
+  skills: {
+    total: number;
+    live: number;
+    mixing: number;
+    familiesWithSeveralSkills: number;
+    /** Every live skill: its plurality family and that family's share of its provenance runs. */
+    list: SkillComposition[];
+  };
+  familyRecall: { recurring: number; recalled: number; rate: number; missed: string[] };
+  heldout: null | {
+    positives: number;
+    top1: number;
+    top2: number;
+    top1Rate: number;
+    top2Rate: number;
+    negatives: number;
+    falsePositives: number;
+    falsePositiveRate: number;
+  };
+  inSample: { goals: number; top1: number; rate: number };
+  timings: { ingestMs: number; passesMs: number; scoringMs: number; totalMs: number };
+}
+
+async function ingestCorpus(deps: EvalDependencies, options: EvalOptions, runsCopy: string) {
+  const labels = await readLabels(options.labelsFile);
+  const corpus = await readCorpusRuns(options.runsFile, labels, options.tenantId, runsCopy);
+  const ingest = await ingestJsonlFile(deps.pool, corpus.tenantFile, { tenantId: options.tenantId });
+  if (ingest.invalid > 0) {
+    const shown = ingest.errors.slice(0, 5).map(formatIngestError).join('; ');
+    throw new EvalCorpusInvalid(`${options.runsFile}: ${ingest.invalid} invalid line(s): ${shown}${ingest.errors.length > 5 ? '; …' : ''}`);
+  }
+  deps.progress(`ingested ${ingest.inserted} runs into tenant ${options.tenantId}`);
+  return corpus.runs;
+}
+
+/** Full passes until one adds, updates and supersedes nothing (or maxPasses). */
+async function runPasses(deps: EvalDependencies, options: EvalOptions): Promise<{ passes: PassRecord[]; converged: boolean }> {
+  const passes: PassRecord[] = [];
+  for (let number = 1; number <= options.maxPasses; number += 1) {
+    deps.progress(`synthesis pass ${number}…`);
+    const pass = await deps.runPass(options.tenantId);
+    passes.push(pass);
+    const { added, updated, superseded, qualifying } = pass.counts;
+    deps.progress(`pass ${number}: ${pass.status}, qualifying ${qualifying}, added ${added}, updated ${updated}, superseded ${superseded}`);
+    if (pass.status !== 'completed') return { passes, converged: false };
+    if (added + updated + superseded === 0) return { passes, converged: true };
+  }
+  return { passes, converged: false };
+}
+
+export async function runEval(deps: EvalDependencies, options: EvalOptions): Promise<EvalReport> {
+  const started = Date.now();
+  const work = await mkdtemp(join(tmpdir(), 'skillsmith-eval-'));
+  let runs: Awaited<ReturnType<typeof ingestCorpus>>;
+  try {
+    runs = await ingestCorpus(deps, options, join(work, 'runs.jsonl'));
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+  const heldout = options.heldoutFile ? await readHeldout(options.heldoutFile) : [];
+  const ingested = Date.now();
+
+  const { passes, converged } = await runPasses(deps, options);
+  const passesDone = Date.now();
+
+  const familyOf = new Map<string, FamilyLabel>(runs.map((run) => [run.runId, run.family]));
+  const goalOf = new Map(runs.map((run) => [run.runId, run.goal]));
+  const labelOf = (runId: string) => familyOf.get(runId) ?? null;
+  const recurring = recurringFamilies(runs);
+
+  const firstPass = passes[0];
+  const passClusters = firstPass ? await listPassClusters(deps.pool, options.tenantId, firstPass.id) : [];
+  const purity = clusterPurity(passClusters.map((cluster) => cluster.runIds), labelOf);
+  const qualifyingPurity = clusterPurity(passClusters.filter((cluster) => cluster.qualifying).map((cluster) => cluster.runIds), labelOf);
+
+  const procedures = await listProcedures(deps.pool, options.tenantId);
+  const live: LiveSkill[] = procedures
+    .filter((procedure) => procedure.enabled && procedure.supersededBy === null)
+    .map((procedure) => ({ name: procedure.name, runIds: procedure.provenance.from_sessions }));
+  const skillScores = scoreSkills(live, labelOf, recurring);
+
+  deps.progress(`recall: ${heldout.length} held-out goals`);
+  const heldoutCases: RecallCase[] = [];
+  for (const line of heldout) heldoutCases.push({ ...line, returned: await deps.recall(options.tenantId, line.goal) });
+  const recallScores = scoreRecall(heldoutCases, skillScores.owners);
+
+  const inSampleCases: Array<{ skill: string; returned: string[] }> = [];
+  const inSampleTotal = live.reduce((sum, skill) => sum + skill.runIds.length, 0);
+  deps.progress(`recall: ${inSampleTotal} in-sample goals`);
+  for (const skill of live) {
+    for (const runId of skill.runIds) {
+      const goal = goalOf.get(runId);
+      if (goal !== undefined) inSampleCases.push({ skill: skill.name, returned: await deps.recall(options.tenantId, goal) });
+    }
+  }
+  const inSample = scoreInSample(inSampleCases);
+  const finished = Date.now();
+
+  return {
+    tenantId: options.tenantId,
+    settings: options.settings,
+    corpus: {
+      runs: runs.length,
+      labelledFamilies: new Set(runs.flatMap((run) => (run.family === null ? [] : [run.family]))).size,
+      unlabelledRuns: runs.filter((run) => run.family === null).length,
+      recurringFamilies: recurring.size,
+      heldoutPositives: recallScores.positives,
+      heldoutNegatives: recallScores.negatives,
+    },
+    passes: passes.map(({ id, status, outcome, counts }) => ({ id, status, outcome, counts })),
+    converged,
+    clusters: { ...purity, qualifying: qualifyingPurity },
+    skills: {
+      total: procedures.length,
+      live: live.length,
+      mixing: skillScores.mixingSkills.length,
+      familiesWithSeveralSkills: skillScores.familiesWithSeveralSkills.size,
+      list: skillScores.compositions,
+    },
+    familyRecall: {
+      recurring: recurring.size,
+      recalled: skillScores.recalledFamilies.length,
+      rate: rate(skillScores.recalledFamilies.length, recurring.size),
+      missed: skillScores.missedFamilies,
+    },
+    heldout: options.heldoutFile
+      ? {
+          ...recallScores,
+          top1Rate: rate(recallScores.top1, recallScores.positives),
+          top2Rate: rate(recallScores.top2, recallScores.positives),
+          falsePositiveRate: rate(recallScores.falsePositives, recallScores.negatives),
+        }
+      : null,
+    inSample: { ...inSample, rate: rate(inSample.top1, inSample.goals) },
+    timings: { ingestMs: ingested - started, passesMs: passesDone - ingested, scoringMs: finished - passesDone, totalMs: finished - started },
+  };
+}
