@@ -4,6 +4,7 @@ import { TextDecoder } from 'node:util';
 import type pg from 'pg';
 import { parseRunReport, runReportSha256, type RunReport, type RunReportIssue } from './run-report.ts';
 import { findStoredRunHashes, upsertRuns } from './run-repository.ts';
+import { quoteRefused } from '../tool-name.ts';
 
 /**
  * Bulk import of run reports from a JSONL file, in two streaming passes (the file is never
@@ -28,6 +29,8 @@ export interface IngestLineError {
   /** Field path in the report (`toolCalls[3].tool`), or `(line)` for the line as a whole. */
   path: string;
   reason: string;
+  /** The refused value, JSON-quoted (cut at 200 characters), when there is one to show. */
+  value?: string;
 }
 
 export interface IngestProgress {
@@ -137,7 +140,13 @@ function decodeLine(raw: RawLine, decoder: TextDecoder, tenantId: string | undef
     } else if (record.tenantId !== tenantId) {
       return {
         kind: 'invalid',
-        errors: [{ path: 'tenantId', reason: `is ${JSON.stringify(record.tenantId)} but --tenant is ${JSON.stringify(tenantId)}` }],
+        errors: [
+          {
+            path: 'tenantId',
+            reason: `is ${JSON.stringify(record.tenantId)} but --tenant is ${JSON.stringify(tenantId)}`,
+            value: quoteRefused(record.tenantId),
+          },
+        ],
       };
     }
   }
@@ -196,7 +205,7 @@ export async function ingestJsonlFile(pool: pg.Pool, file: string, options: Inge
       invalidLines.add(line);
       valid -= 1;
     }
-    for (const issue of issues) errors.push({ line, path: issue.path, reason: issue.reason });
+    for (const issue of issues) errors.push({ line, ...issue });
   };
   const checkConflicts = async (tenantId: string) => {
     const pending = pendingChecks.get(tenantId) ?? [];
@@ -209,7 +218,11 @@ export async function ingestJsonlFile(pool: pg.Pool, file: string, options: Inge
       const storedSha256 = stored.get(check.runId);
       if (storedSha256 !== undefined && storedSha256 !== check.contentSha256) {
         addErrors(check.line, [
-          { path: 'runId', reason: 'RunConflict: this run was already ingested with different content; a reported run cannot change' },
+          {
+            path: 'runId',
+            reason: 'RunConflict: this run was already ingested with different content; a reported run cannot change',
+            value: quoteRefused(check.runId),
+          },
         ]);
       }
     }
@@ -228,7 +241,9 @@ export async function ingestJsonlFile(pool: pg.Pool, file: string, options: Inge
     const key = `${tenantId}\u0000${runId}`;
     const firstLine = firstLineOfRun.get(key);
     if (firstLine !== undefined) {
-      addErrors(raw.number, [{ path: 'runId', reason: `duplicates the runId of line ${firstLine} (a run appears once per file)` }]);
+      addErrors(raw.number, [
+        { path: 'runId', reason: `duplicates the runId of line ${firstLine} (a run appears once per file)`, value: quoteRefused(runId) },
+      ]);
       continue;
     }
     firstLineOfRun.set(key, raw.number);
@@ -278,7 +293,8 @@ export async function ingestJsonlFile(pool: pg.Pool, file: string, options: Inge
   return result;
 }
 
-/** `line N: <field path>: <reason>`, the form the CLI prints. */
+/** `line N: <field path>: <reason> (refused value <value>)`, the form the CLI prints. */
 export function formatIngestError(error: IngestLineError): string {
-  return `line ${error.line}: ${error.path}: ${error.reason}`;
+  const value = error.value !== undefined && !error.reason.includes(error.value) ? ` (refused value ${error.value})` : '';
+  return `line ${error.line}: ${error.path}: ${error.reason}${value}`;
 }

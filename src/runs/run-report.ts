@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { tenantIdSchema } from '../tenant.ts';
+import { quoteRefused, toolNameSchema } from '../tool-name.ts';
 
 /**
  * The run report contract (DESIGN.md, "Contracts"): what an agent runtime reports when a run
@@ -16,9 +17,6 @@ export const MAX_RESULT_SUMMARY_CHARS = 4000;
 export const MAX_ARGS_BYTES = 64 * 1024;
 /** Postgres rejects very deep JSON documents (stack depth); refuse them up front. */
 export const MAX_ARGS_DEPTH = 100;
-
-/** An identifier (`search`, `mcp__github__open_pr`) or a dotted name (`ci.logs.fetch`). */
-export const TOOL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*(?:\.[A-Za-z_][A-Za-z0-9_-]*)*$/;
 
 // eslint-disable-next-line no-control-regex -- finding the control character NUL is this pattern's job
 const NUL_CHARACTER = /\u0000/;
@@ -79,10 +77,7 @@ const toolArgsSchema = z.record(z.string(), z.unknown()).superRefine((args, cont
 });
 
 export const toolCallSchema = z.strictObject({
-  tool: z
-    .string()
-    .max(128)
-    .regex(TOOL_NAME_PATTERN, 'must be an identifier or a dotted name (e.g. ci.logs.fetch)'),
+  tool: toolNameSchema,
   args: toolArgsSchema.optional(),
   resultSummary: storableString().max(MAX_RESULT_SUMMARY_CHARS).optional(),
   success: z.boolean(),
@@ -131,6 +126,8 @@ export interface RunReportIssue {
   /** A readable field path: `toolCalls[3].tool`, or `(report)` for the whole value. */
   path: string;
   reason: string;
+  /** The refused value, JSON-quoted and cut at 200 characters; absent when the field is missing. */
+  value?: string;
 }
 
 export function formatIssuePath(path: ReadonlyArray<PropertyKey>): string {
@@ -148,20 +145,23 @@ function describeIssue(issue: z.core.$ZodIssue): RunReportIssue[] {
     return issue.keys.map((key) => ({
       path: path === '(report)' ? key : `${path}.${key}`,
       reason: 'unknown field',
+      value: quoteRefused(key),
     }));
   }
   if (issue.code === 'invalid_type' && issue.input === undefined) {
     return [{ path, reason: `is required (expected ${issue.expected})` }];
   }
+  // Arrays and objects are summarised by the reason (their count or size), not quoted whole.
+  const value = issue.input === undefined || (typeof issue.input === 'object' && issue.input !== null) ? {} : { value: quoteRefused(issue.input) };
   if (issue.code === 'too_big' && issue.origin === 'array') {
     const count = Array.isArray(issue.input) ? ` (got ${issue.input.length})` : '';
     return [{ path, reason: `has more than ${String(issue.maximum)} items${count}` }];
   }
   if (issue.code === 'too_big' && issue.origin === 'string') {
     const length = typeof issue.input === 'string' ? ` (got ${issue.input.length})` : '';
-    return [{ path, reason: `is longer than ${String(issue.maximum)} characters${length}` }];
+    return [{ path, reason: `is longer than ${String(issue.maximum)} characters${length}`, ...value }];
   }
-  return [{ path, reason: issue.message }];
+  return [{ path, reason: issue.message, ...value }];
 }
 
 /** Turns zod issues into `{ path: "toolCalls[3].tool", reason }`, one entry per problem. */

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { z } from 'zod';
 import { SkillNotFound } from '../skills/skill-errors.ts';
 import { parseSkillRef, SkillRefInvalid } from '../skills/skill-ref.ts';
-import { TOOL_NAME_PATTERN } from '../skills/validator.ts';
+import { toolNameSchema } from '../tool-name.ts';
 import { withTransaction } from '../store/database.ts';
 import type { SkillRepository } from '../store/skill-repository.ts';
 import type { AgentSpecRepository } from './agent-spec-repository.ts';
@@ -30,7 +30,7 @@ export const mcpPromptSchema = z.strictObject({
 export const openSessionRequestSchema = z.strictObject({
   agentId: agentIdSchema,
   agentSpecVersion: z.number().int().positive().optional(),
-  tools: z.array(z.string().min(1).max(128).regex(TOOL_NAME_PATTERN, 'a tool name (identifier or dotted)')).max(256),
+  tools: z.array(toolNameSchema).max(256),
   mcpPrompts: z.array(mcpPromptSchema).max(100).optional(),
 });
 export type OpenSessionRequest = z.infer<typeof openSessionRequestSchema>;

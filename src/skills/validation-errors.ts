@@ -1,4 +1,5 @@
 import { SkillsmithError } from '../skillsmith-error.ts';
+import { TOOL_NAME_MAX_CHARACTERS } from '../tool-name.ts';
 
 /**
  * Every way a skill package can be refused. Each failure is a named subclass of
@@ -115,16 +116,17 @@ export class SkillDescriptionInvalid extends SkillValidationError {
 
 export class SkillRequiredToolsInvalid extends SkillValidationError {
   static override readonly code = 'SkillRequiredToolsInvalid';
-  constructor(reason: 'count' | 'tool_name', measured: MeasuredValue) {
+  /** `problem`: for a tool name, why it is not one (the shared tool-name rule's reason, which quotes it). */
+  constructor(reason: 'count' | 'tool_name', measured: MeasuredValue, problem?: string) {
     super(
       reason === 'count'
         ? `required_tools has ${measured} entries, limit 10`
-        : `required_tools entry ${quote(String(measured))} is not a dotted tool name`,
+        : `required_tools entry refused: ${problem ?? quote(String(measured))}`,
       {
         rule: reason === 'count' ? 'required_tools.count' : 'required_tools.tool_name',
         field: 'required_tools',
         measured,
-        limit: reason === 'count' ? 10 : '[A-Za-z_][A-Za-z0-9_-]*(\\.[A-Za-z_][A-Za-z0-9_-]*)*',
+        limit: reason === 'count' ? 10 : `1-${TOOL_NAME_MAX_CHARACTERS} printable characters, no whitespace`,
       },
     );
   }

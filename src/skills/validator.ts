@@ -9,6 +9,7 @@ import {
   type SkillPackage,
 } from './skill-package.ts';
 import { countTokens } from './token-count.ts';
+import { toolNameProblem } from '../tool-name.ts';
 import {
   SkillBodyEmpty,
   SkillBodyTooLong,
@@ -30,10 +31,8 @@ import {
  * checked by the repository at install, raising `SkillNameNotUnique` from the same family.
  */
 export const SKILL_NAME_PATTERN = /^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/;
-export const TOOL_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$/;
 export const DESCRIPTION_CHARACTER_LIMIT = 500;
 export const REQUIRED_TOOLS_LIMIT = 10;
-export const TOOL_NAME_CHARACTER_LIMIT = 128;
 export const BODY_TOKEN_LIMIT = 3000;
 export const METADATA_TOKEN_LIMIT = 75;
 
@@ -63,9 +62,8 @@ export function validateManifest(manifest: SkillManifest, directoryName: string)
     throw new SkillRequiredToolsInvalid('count', manifest.requiredTools.length);
   }
   for (const tool of manifest.requiredTools) {
-    if (tool.length > TOOL_NAME_CHARACTER_LIMIT || !TOOL_NAME_PATTERN.test(tool)) {
-      throw new SkillRequiredToolsInvalid('tool_name', tool);
-    }
+    const problem = toolNameProblem(tool);
+    if (problem !== null) throw new SkillRequiredToolsInvalid('tool_name', tool, problem);
   }
   if (manifest.license.trim().length === 0) throw new SkillManifestInvalid('license', 'license is empty');
   const metadataTokens = countTokens(renderMetadataBlock(manifest));

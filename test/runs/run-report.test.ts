@@ -51,8 +51,8 @@ describe('run report schema', () => {
   it('rejects unknown fields at every level, naming the path', () => {
     const value = { ...minimal(), extra: 1, toolCalls: [{ tool: 'a.b', success: true, bogus: true }] };
     const issues = issuesOf(value);
-    expect(issues).toContainEqual({ path: 'extra', reason: 'unknown field' });
-    expect(issues).toContainEqual({ path: 'toolCalls[0].bogus', reason: 'unknown field' });
+    expect(issues).toContainEqual({ path: 'extra', reason: 'unknown field', value: '"extra"' });
+    expect(issues).toContainEqual({ path: 'toolCalls[0].bogus', reason: 'unknown field', value: '"bogus"' });
   });
 
   it('names missing required fields and wrong types by path', () => {
@@ -71,7 +71,7 @@ describe('run report schema', () => {
     expect(issuesOf({ ...minimal(), runId: '' }).map((issue) => issue.path)).toEqual(['runId']);
     expect(issuesOf({ ...minimal(), agentId: 'x'.repeat(129) }).map((issue) => issue.path)).toEqual(['agentId']);
     const goalIssues = issuesOf({ ...minimal(), goal: 'g'.repeat(2001) });
-    expect(goalIssues).toEqual([{ path: 'goal', reason: 'is longer than 2000 characters (got 2001)' }]);
+    expect(goalIssues).toEqual([{ path: 'goal', reason: 'is longer than 2000 characters (got 2001)', value: `"${'g'.repeat(199)}…` }]);
     expect(parseRunReport({ ...minimal(), goal: 'g'.repeat(2000) }).success).toBe(true);
   });
 
@@ -91,9 +91,32 @@ describe('run report schema', () => {
     expect(parseRunReport({ ...minimal(), toolCalls: exactly500 }).success).toBe(true);
   });
 
+  it('accepts tool names as MCP servers, OpenAPI operationIds and function-calling APIs spell them', () => {
+    for (const tool of ['Get_Hotel_Reviews(Tips)', 'namespace/tool.name', 'a:b', 'a..b', 'ünïcödé-tool', 'x'.repeat(128)]) {
+      expect(parseRunReport({ ...minimal(), toolCalls: [{ tool, success: true }] }), tool).toMatchObject({ success: true });
+    }
+  });
+
+  it('refuses whitespace, control characters and 129-character tool names, quoting the refused value', () => {
+    const refused = (tool: string) => issuesOf({ ...minimal(), toolCalls: [{ tool, success: true }] });
+    const spaced = refused('get hotel');
+    expect(spaced).toEqual([{ path: 'toolCalls[0].tool', reason: expect.stringContaining('"get hotel" has U+0020 at index 3'), value: '"get hotel"' }]);
+    expect(refused('tab\there')[0]?.reason).toContain('"tab\\there" has U+0009');
+    expect(refused('bell\u0007')[0]?.reason).toContain('"bell\\u0007" has U+0007');
+    expect(refused('zero\u200bwidth')[0]?.reason).toContain('U+200B');
+    const long = refused('y'.repeat(129));
+    expect(long[0]?.reason).toContain(`at most 128 characters; got 129: "${'y'.repeat(129)}"`);
+    expect(long[0]?.value).toBe(`"${'y'.repeat(129)}"`);
+  });
+
+  it('quotes the refused value of a wrong type or enum', () => {
+    const issues = issuesOf({ ...minimal(), status: 'done', toolCalls: [{ tool: 7, success: true }] });
+    expect(issues).toContainEqual(expect.objectContaining({ path: 'status', value: '"done"' }));
+    expect(issues).toContainEqual(expect.objectContaining({ path: 'toolCalls[0].tool', value: '7' }));
+  });
+
   it('validates tool names, args size, resultSummary size and durations', () => {
     const call = (extra: Record<string, unknown>) => ({ ...minimal(), toolCalls: [{ tool: 'a.b', success: true, ...extra }] });
-    expect(issuesOf(call({ tool: 'a..b' })).map((issue) => issue.path)).toEqual(['toolCalls[0].tool']);
     expect(issuesOf(call({ tool: 'rm -rf' })).map((issue) => issue.path)).toEqual(['toolCalls[0].tool']);
     expect(issuesOf(call({ tool: '' })).map((issue) => issue.path)).toEqual(['toolCalls[0].tool']);
     expect(parseRunReport(call({ tool: 'mcp__github__create_issue' })).success).toBe(true);

@@ -16,8 +16,8 @@ import {
   SkillValidationError,
   SkillVersionInvalid,
 } from '../../src/skills/validation-errors.ts';
-import { validateSkillPackage } from '../../src/skills/validator.ts';
-import { rawPackage, skillPackage } from './skill-fixtures.ts';
+import { validateManifest, validateSkillPackage } from '../../src/skills/validator.ts';
+import { manifest, rawPackage, skillPackage } from './skill-fixtures.ts';
 
 const options = { defaultLicense: 'Apache-2.0' };
 
@@ -107,14 +107,27 @@ describe('validateSkillPackage', () => {
     expect(error).toBeInstanceOf(SkillMetadataTooLong);
   });
 
-  it('refuses eleven required tools and a tool name that is not dotted identifiers', () => {
+  it('refuses eleven required tools and a tool name with whitespace, a control character or 129 characters, quoting it', () => {
     const tools = Array.from({ length: 11 }, (_, index) => `t${index}`);
     const many = rejection(() => validateSkillPackage(skillPackage({ requiredTools: tools, description: 'x' }), options));
     expect(many).toBeInstanceOf(SkillRequiredToolsInvalid);
     expect(many.message).toContain('11 entries, limit 10');
-    const badName = rejection(() => validateSkillPackage(skillPackage({ requiredTools: ['workspace..read'] }), options));
-    expect(badName.message).toContain('"workspace..read"');
-    expect(badName.rule).toBe('required_tools.tool_name');
+    // metadata.required-tools is space-separated, so a spaced name reaches the rule through a manifest (or the legacy list).
+    const spaced = rejection(() => validateManifest(manifest({ requiredTools: ['workspace read'] }), 'repository-analysis'));
+    expect(spaced).toBeInstanceOf(SkillRequiredToolsInvalid);
+    expect(spaced.message).toContain('"workspace read" has U+0020');
+    expect(spaced.rule).toBe('required_tools.tool_name');
+    expect(spaced.measured).toBe('workspace read');
+    const control = rejection(() => validateSkillPackage(skillPackage({ requiredTools: ['read\u0000'] }), options));
+    expect(control.message).toContain('"read\\u0000" has U+0000');
+    const long = rejection(() => validateSkillPackage(skillPackage({ requiredTools: ['t'.repeat(129)] }), options));
+    expect(long.message).toContain(`at most 128 characters; got 129: "${'t'.repeat(129)}"`);
+  });
+
+  it('accepts required tools named as MCP servers, OpenAPI operationIds and function-calling APIs name them', () => {
+    const requiredTools = ['Get_Hotel_Reviews(Tips)', 'namespace/tool.name', 'a:b'];
+    const validated = validateSkillPackage(skillPackage({ requiredTools }), options);
+    expect(validated.manifest.requiredTools).toEqual(requiredTools);
   });
 
   it('refuses an empty body and a body over 3,000 tokens with the measured count', () => {

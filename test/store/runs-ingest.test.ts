@@ -76,16 +76,16 @@ describe('JSONL ingest', () => {
     expect(lines).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^line 2: \(line\): invalid JSON: /),
-        'line 3: status: Invalid option: expected one of "completed"|"failed"|"cancelled"',
+        'line 3: status: Invalid option: expected one of "completed"|"failed"|"cancelled" (refused value "done")',
         expect.stringMatching(/^line 3: toolCalls\[0\]\.tool: /),
         expect.stringMatching(/^line 3: toolCalls\[0\]\.success: /),
-        'line 4: goal: is longer than 2000 characters (got 2001)',
+        expect.stringMatching(/^line 4: goal: is longer than 2000 characters \(got 2001\) \(refused value "g{199}…\)$/),
         expect.stringMatching(/^line 4: toolCalls\[0\]\.args: is \d+ bytes as JSON; the limit is 65536$/),
         'line 5: (line): invalid UTF-8 at byte 45 of the line',
         'line 6: toolCalls: has more than 500 items (got 10000)',
-        'line 7: runId: duplicates the runId of line 1 (a run appears once per file)',
+        'line 7: runId: duplicates the runId of line 1 (a run appears once per file) (refused value "ok-1")',
         'line 8: tenantId: is "someone-else" but --tenant is "bad"',
-        'line 9: unexpected: unknown field',
+        'line 9: unexpected: unknown field (refused value "unexpected")',
       ]),
     );
     expect(new Set(result.errors.map((error) => error.line))).toEqual(new Set([2, 3, 4, 5, 6, 7, 8, 9]));
@@ -106,7 +106,7 @@ describe('JSONL ingest', () => {
     const file = await jsonlFile([run('c-2'), run('c-1', { status: 'failed' })]);
     const result = await ingestJsonlFile(database.pool, file, { tenantId: 'conflict' });
     expect(result).toMatchObject({ valid: 1, invalid: 1, inserted: 0 });
-    expect(result.errors).toEqual([{ line: 2, path: 'runId', reason: expect.stringMatching(/^RunConflict: /) }]);
+    expect(result.errors).toEqual([{ line: 2, path: 'runId', reason: expect.stringMatching(/^RunConflict: /), value: '"c-1"' }]);
     expect(await findRun(database.pool, 'conflict', 'c-1')).toEqual(before);
     expect(await countRuns(database.pool, 'conflict')).toEqual({ runs: 1, toolCalls: 3 });
   });
@@ -157,6 +157,23 @@ describe('skillsmith ingest (the CLI, in a child process)', () => {
     expect(skipped.code).toBe(0);
     expect(JSON.parse(skipped.stdout)).toMatchObject({ valid: 1, invalid: 2, inserted: 1 });
     expect((await countRuns(database.pool, 'cli-bad')).runs).toBe(1);
+  });
+
+  it('ingests tool names as agents spell them and refuses a spaced one, quoting it with line and field', async () => {
+    const agentNames = { toolCalls: ['Get_Hotel_Reviews(Tips)', 'namespace/tool.name', 'a:b'].map((tool) => ({ tool, success: true })) };
+    const file = await jsonlFile([run('names-1', agentNames), run('names-2', { toolCalls: [{ tool: 'get hotel', success: true }] })]);
+    const refused = await runSkillsmith(['ingest', file, '--tenant', 'names'], { DATABASE_URL: database.url });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^line 2: toolCalls\[0\]\.tool: a tool name has no whitespace or control characters; "get hotel" has U\+0020 at index 3$/m);
+    expect(refused.stderr).not.toMatch(/^line 1:/m);
+
+    const accepted = await ingestJsonlFile(database.pool, await jsonlFile([run('names-1', agentNames)]), { tenantId: 'names' });
+    expect(accepted).toMatchObject({ invalid: 0, inserted: 1 });
+    expect((await findRun(database.pool, 'names', 'names-1'))?.toolCalls.map((call) => call.tool)).toEqual([
+      'Get_Hotel_Reviews(Tips)',
+      'namespace/tool.name',
+      'a:b',
+    ]);
   });
 
   it('places lines by --tenant only when it is given explicitly', async () => {
