@@ -49,7 +49,13 @@ export async function embedMissingGoals(
   let embedded = 0;
   let processed = 0;
   let afterRunId: string | null = null;
-  options.onProgress?.({ embedded: 0, total: missing });
+  let reported = -1;
+  const report = (done: number) => {
+    if (done === reported) return;
+    reported = done;
+    options.onProgress?.({ embedded: done, total: Math.max(missing, done) });
+  };
+  report(0);
   for (;;) {
     options.signal?.throwIfAborted();
     const goals = await findGoalsWithoutEmbedding(db, tenantId, model.modelId, {
@@ -58,9 +64,12 @@ export async function embedMissingGoals(
       limit: options.pageSize,
     });
     if (goals.length === 0) break;
+    // Progress after every embedder batch, not only every page: a page of long goals on a busy
+    // machine can outlast the activity's heartbeat timeout (NESTFUL: 256 goals > 30 s at load 20).
     const vectors = await embedder.embed(
       goals.map((goal) => goal.goal),
       'goal',
+      { onProgress: (done) => report(processed + done) },
     );
     embedded += await insertGoalEmbeddings(
       db,
@@ -70,7 +79,7 @@ export async function embedMissingGoals(
     );
     processed += goals.length;
     afterRunId = goals[goals.length - 1]!.runId;
-    options.onProgress?.({ embedded: processed, total: Math.max(missing, processed) });
+    report(processed);
     if (goals.length < options.pageSize) break;
   }
   return { tenantId, modelId: model.modelId, dimension: model.dimension, missing, embedded };

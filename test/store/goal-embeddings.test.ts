@@ -103,6 +103,14 @@ describe('goal embeddings store', () => {
     expect(again).toMatchObject({ missing: 0, embedded: 0 });
   });
 
+  it('reports progress after every embedder batch inside a page, so a slow page still heartbeats', async () => {
+    await upsertRuns(database.pool, 'batches', generateRuns({ seed: 5, runs: 3, tenantId: 'batches' }).map((run) => run.report));
+    const progress: number[] = [];
+    const oneAtATime = await createEmbedder(testModelSettings({ batchSize: 1 }));
+    await embedMissingGoals(database.pool, oneAtATime, 'batches', { pageSize: 3, onProgress: ({ embedded }) => progress.push(embedded) });
+    expect(progress).toEqual([0, 1, 2, 3]);
+  });
+
   it('refuses to embed with a model whose dimension differs from the tenant’s stored one', async () => {
     const smaller: Embedder = { modelId: 'other-model', dimension: 16, embed: async () => [] };
     await expect(embedMissingGoals(database.pool, smaller, 'other', { pageSize: 10 })).rejects.toThrow(
