@@ -20,7 +20,9 @@ let runtimeInstalled = false;
 export async function createWorker(options: WorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
   if (!runtimeInstalled) {
     // The SDK's own logs (bundler output, state changes) only at warn and above; ours go through pino.
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    // Core's native logs are forwarded to that logger (stderr): printed directly they go to
+    // stdout and break the --json output of commands that run a worker in-process (demo, eval).
+    Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } } });
     runtimeInstalled = true;
   }
   const connection = await NativeConnection.connect({ address: options.address });

@@ -51,7 +51,8 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
     .action(async (options: { runs: string; labels: string; heldout?: string; maxPasses: number }, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
       const { config } = context;
-      const say = (line: string) => process.stderr.write(`${line}\n`);
+      const started = Date.now();
+      const say = (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}\n`);
       const tenantId = freshEvalTenant();
       const embedder = await createEmbedder(config.embedding);
       const stack = await openStack(context, config);
