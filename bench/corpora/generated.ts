@@ -1,29 +1,39 @@
 /**
- * Corpus 2: the seeded trace generator's runs with their family labels, and held-out goals
+ * Corpus 2: the seeded trace generator's runs labelled with their procedure, and held-out goals
  * (fresh paraphrases of each family that no run has, plus the committed negatives).
  *
- *   npx tsx bench/corpora/generated.ts --out DIR [--seed 11] [--runs 1500]
+ *   npx tsx bench/corpora/generated.ts --out DIR [--seed 11] [--runs 1500] [--catalog varied|classic]
+ *
+ * The label is the procedure, not the goal's wording: in the varied catalog two families whose
+ * goals differ but whose steps are the same (refund-order / damaged-delivery, expense-report /
+ * mileage-claim) carry one label, and decoys whose goals read alike carry different ones.
  */
-import { generateRuns, TASK_FAMILIES } from '../../src/runs/trace-generator.ts';
+import { generateRuns, TASK_FAMILIES, VARIED_TASK_FAMILIES } from '../../src/runs/trace-generator.ts';
 import { corpusArguments, writeLabelledCorpus } from './corpus-files.ts';
 import { negativeHeldout } from './negative-goals.ts';
 
 const HELDOUT_PER_FAMILY = 6;
 
-const options = corpusArguments(process.argv.slice(2), { out: '', seed: '11', runs: '1500' });
+const options = corpusArguments(process.argv.slice(2), { out: '', seed: '11', runs: '1500', catalog: 'varied' });
 if (!options.out) throw new Error('--out DIR is required');
+if (options.catalog !== 'varied' && options.catalog !== 'classic') throw new Error(`--catalog is varied or classic, not ${options.catalog}`);
+const catalog = options.catalog;
 const seed = Number(options.seed);
-const runs = generateRuns({ seed, runs: Number(options.runs) });
+const runs = generateRuns({ seed, runs: Number(options.runs), catalog });
 const known = new Set(runs.map((run) => run.report.goal));
 const heldout: Array<{ goal: string; family: string | null }> = [];
-for (const family of TASK_FAMILIES) {
-  const fresh = new Set<string>();
-  for (const run of generateRuns({ seed: seed + 1000, runs: 200, families: [family.id], distractorRate: 0 })) {
-    if (!known.has(run.report.goal)) fresh.add(run.report.goal);
+for (const family of catalog === 'varied' ? VARIED_TASK_FAMILIES : TASK_FAMILIES) {
+  const fresh = new Map<string, string>();
+  for (const run of generateRuns({ seed: seed + 1000, runs: 200, catalog, families: [family.id], distractorRate: 0 })) {
+    if (!known.has(run.report.goal) && run.procedure !== null) fresh.set(run.report.goal, run.procedure);
     if (fresh.size === HELDOUT_PER_FAMILY) break;
   }
-  heldout.push(...[...fresh].map((goal) => ({ goal, family: family.id })));
+  heldout.push(...[...fresh].map(([goal, procedure]) => ({ goal, family: procedure })));
 }
 heldout.push(...(await negativeHeldout()));
-const files = await writeLabelledCorpus(options.out, { runs: runs.map(({ report, family }) => ({ report, family })), heldout });
-process.stdout.write(`${runs.length} runs, ${heldout.length} held-out goals → ${files.runs}, ${files.labels}, ${files.heldout}\n`);
+const files = await writeLabelledCorpus(options.out, { runs: runs.map(({ report, procedure }) => ({ report, family: procedure })), heldout });
+const labels = new Set(runs.flatMap((run) => (run.procedure === null ? [] : [run.procedure])));
+process.stdout.write(
+  `${catalog} catalog, seed ${seed}: ${runs.length} runs, ${labels.size} procedures, ${runs.filter((run) => run.procedure === null).length} one-offs, ` +
+    `${heldout.length} held-out goals → ${files.runs}, ${files.labels}, ${files.heldout}\n`,
+);

@@ -6,6 +6,13 @@ import { createSeededRandom, type SeededRandom } from './seeded-random.ts';
  * task family (a recurring job such as "deploy a service") with many paraphrased goals, a
  * canonical tool sequence with optional steps and noise, and its own failure rate; a few runs
  * are one-off distractors that belong to no family. Same options → same runs, byte for byte.
+ *
+ * Two catalogs: `classic` (the default, which the demo's committed sample comes from) and
+ * `varied`, closer to real traces: paraphrases that share few words, values a step's result
+ * carries that later steps' arguments use, retried failed calls, decoy families whose goals
+ * read alike but whose procedures differ, and families whose goals differ but whose procedure
+ * is the same. A run's label is its procedure (`GeneratedRun.procedure`): what a learned skill
+ * should be, whatever the goal's wording.
  */
 
 type Slots = Readonly<Record<string, readonly string[]>>;
@@ -15,19 +22,31 @@ interface FamilyStep {
   tool: string;
   /** Probability that the step is taken at all (1 = always). */
   probability?: number;
-  /** Slot names whose values become the call's args. */
+  /** Slot or produced value names whose values become the call's args. */
   args?: readonly string[];
+  /** The result summary; `{name}` placeholders are filled from slot and produced values. */
   summary: string;
+  /**
+   * Values this step's result carries, fresh per run from a pattern (`#` a digit, `@` a
+   * lowercase letter): the summary shows them and later steps' args use them (data flow).
+   */
+  produces?: Readonly<Record<string, string>>;
 }
 
 export interface TaskFamily {
   id: string;
+  /** The procedure it follows, its label (default: id); families with different goals may share one. */
+  procedure?: string;
   /** Goal paraphrases; `{slot}` placeholders are filled from `slots`. */
   goals: readonly string[];
   slots: Slots;
   steps: readonly FamilyStep[];
   /** Share of runs that fail or are cancelled. */
   failureRate: number;
+  /** Chance of an off-plan call before each step (default 0.12). */
+  noiseRate?: number;
+  /** Chance that a call of a successful run first fails and is retried (default 0.04). */
+  retryRate?: number;
 }
 
 const SERVICES = ['billing-api', 'checkout', 'search-indexer', 'auth-gateway', 'notifications', 'media-transcoder', 'ledger', 'recommendations'];
@@ -251,6 +270,267 @@ export const TASK_FAMILIES: readonly TaskFamily[] = [
   },
 ];
 
+const ORDERS = ['A-10492', 'A-22817', 'B-30551', 'B-41876', 'C-50913', 'C-67240', 'D-71358', 'D-88024'];
+const CUSTOMERS = ['Dana Whitfield', 'Oskar Lindqvist', 'Amara Okafor', 'Rafael Mendes', 'Yuki Tanaka', 'Chloé Martin'];
+const DAYS = ['Monday', 'tomorrow', 'Friday', 'next Tuesday', 'the 14th', 'Thursday afternoon'];
+const CITIES = ['Lisbon', 'Denver', 'Osaka', 'Nairobi', 'Toronto', 'Kraków'];
+const ALERTS = ['disk-full-db-3', 'cpu-high-api', '5xx-rate-checkout', 'queue-lag-ingest', 'cert-expiry-edge', 'memory-leak-worker'];
+
+const REFUND_STEPS: readonly FamilyStep[] = [
+  { tool: 'orders.get', args: ['order'], summary: 'order {order}: delivered, paid with payment {payment_id}', produces: { payment_id: 'pay_########' } },
+  { tool: 'payments.refund', args: ['payment_id'], summary: 'refund {refund_id} issued for {payment_id}', produces: { refund_id: 're_@@######' } },
+  { tool: 'orders.update', args: ['order', 'refund_id'], summary: 'order {order} marked refunded ({refund_id})' },
+  { tool: 'email.send', probability: 0.7, args: ['customer', 'refund_id'], summary: 'confirmation sent to {customer}' },
+];
+
+const EXPENSE_STEPS: readonly FamilyStep[] = [
+  { tool: 'receipts.list', args: ['city'], summary: '{count} receipts for {city}, total {amount} EUR', produces: { count: '#', amount: '###.##' } },
+  { tool: 'expenses.report.create', args: ['city', 'amount'], summary: 'draft report {report_id}', produces: { report_id: 'EXP-####' } },
+  { tool: 'expenses.report.attach', probability: 0.6, args: ['report_id'], summary: 'receipts attached to {report_id}' },
+  { tool: 'expenses.report.submit', args: ['report_id'], summary: '{report_id} submitted for approval' },
+];
+
+/**
+ * The varied catalog. Label pairs on purpose: refund-order and damaged-delivery share a
+ * procedure (different goals); reship-order reads like refund-order but is another procedure;
+ * restart/rollback, book/cancel a room and onboard/offboard are decoy pairs; expense-report and
+ * mileage-claim share a procedure.
+ */
+export const VARIED_TASK_FAMILIES: readonly TaskFamily[] = [
+  {
+    id: 'refund-order',
+    goals: [
+      'refund order {order}',
+      '{customer} wants their money back for {order}',
+      'please reverse the charge on purchase {order}',
+      'pay {customer} back, they returned everything from {order}',
+      'issue a reimbursement for {order}',
+      'the buyer of {order} should get a full credit on their card',
+      'undo the payment {customer} made for {order}',
+      'credit {customer} the amount of {order}',
+    ],
+    slots: { order: ORDERS, customer: CUSTOMERS },
+    steps: REFUND_STEPS,
+    failureRate: 0.08,
+    noiseRate: 0.1,
+    retryRate: 0.1,
+  },
+  {
+    id: 'damaged-delivery',
+    procedure: 'refund-order',
+    goals: [
+      'the parcel for {order} arrived smashed',
+      'package {order} showed up broken, make it right for {customer}',
+      '{customer} got a damaged item in {order}',
+      'compensate whoever received the crushed delivery {order}',
+      'shipment {order} came in pieces — sort it out',
+      'a courier dropped {customer}\'s box ({order}) and it broke',
+    ],
+    slots: { order: ORDERS, customer: CUSTOMERS },
+    steps: REFUND_STEPS,
+    failureRate: 0.08,
+    noiseRate: 0.1,
+    retryRate: 0.1,
+  },
+  {
+    id: 'reship-order',
+    goals: [
+      'reship order {order}',
+      '{customer} wants a replacement for {order}',
+      'send {customer} another one of everything in {order}',
+      'please resend the items of purchase {order}',
+      'dispatch {order} again, the first one never arrived',
+      'ship a fresh copy of {order} to {customer}',
+    ],
+    slots: { order: ORDERS, customer: CUSTOMERS },
+    steps: [
+      { tool: 'orders.get', args: ['order'], summary: 'order {order}: item {sku}, lost in transit', produces: { sku: 'SKU-####' } },
+      { tool: 'inventory.reserve', args: ['sku'], summary: 'reserved {sku} as {reservation_id}', produces: { reservation_id: 'res-######' } },
+      { tool: 'shipments.create', args: ['order', 'reservation_id'], summary: 'shipment created, tracking {tracking}', produces: { tracking: '1Z@@########' } },
+      { tool: 'email.send', args: ['customer', 'tracking'], summary: 'tracking {tracking} sent to {customer}' },
+    ],
+    failureRate: 0.1,
+    noiseRate: 0.1,
+    retryRate: 0.1,
+  },
+  {
+    id: 'restart-service',
+    goals: [
+      'restart {service} in {env}',
+      'bounce the {service} pods on {env}',
+      'give {service} ({env}) a fresh start',
+      'cycle the processes behind {service} in {env}',
+      'kick {service} on {env}, it is stuck',
+      '{service} hangs in {env}; turn it off and on again',
+    ],
+    slots: { service: SERVICES, env: ENVIRONMENTS },
+    steps: [
+      { tool: 'k8s.deployment.get', args: ['service', 'env'], summary: '{service}: 3/3 ready, replicaset {replicaset}', produces: { replicaset: 'rs-@@@@#' } },
+      { tool: 'k8s.rollout.restart', args: ['service', 'env'], summary: 'restart of {replicaset} triggered' },
+      { tool: 'k8s.rollout.status', args: ['service', 'env'], summary: 'rollout complete' },
+      { tool: 'notify.slack', probability: 0.5, args: ['service'], summary: 'posted to #ops' },
+    ],
+    failureRate: 0.1,
+    noiseRate: 0.1,
+    retryRate: 0.1,
+  },
+  {
+    id: 'rollback-service',
+    goals: [
+      'roll back {service} in {env}',
+      'revert {service} on {env} to the previous release',
+      'undo the last deploy of {service} in {env}',
+      'put the old version of {service} back on {env}',
+      'the new {service} build is broken in {env}, go back one version',
+      '{env} needs yesterday\'s {service} again',
+    ],
+    slots: { service: SERVICES, env: ENVIRONMENTS },
+    steps: [
+      { tool: 'deploy.history', args: ['service', 'env'], summary: 'current {current}, previous {previous}', produces: { current: 'v2.#.#', previous: 'v2.#.#' } },
+      { tool: 'deploy.rollback', args: ['service', 'env', 'previous'], summary: 'rolling back to {previous}' },
+      { tool: 'deploy.status', args: ['service', 'env'], summary: 'rollback complete' },
+      { tool: 'incident.note', probability: 0.5, args: ['service', 'previous'], summary: 'noted on the incident' },
+    ],
+    failureRate: 0.15,
+    noiseRate: 0.1,
+    retryRate: 0.1,
+  },
+  {
+    id: 'book-meeting-room',
+    goals: [
+      'book a room for {count} people on {day}',
+      'find me a space to meet with {count} colleagues {day}',
+      'reserve a conference room {day} for a group of {count}',
+      'I need somewhere for {count} of us to sit down on {day}',
+      'get us a meeting room {day}, we are {count}',
+      'where can {count} people huddle {day}? grab it',
+    ],
+    slots: { count: ['4', '6', '8', '12'], day: DAYS },
+    steps: [
+      { tool: 'calendar.rooms.search', args: ['count', 'day'], summary: 'free: room {room_id} ({count} seats)', produces: { room_id: 'room-#@' } },
+      { tool: 'calendar.rooms.book', args: ['room_id', 'day'], summary: 'booked {room_id} as {booking_id}', produces: { booking_id: 'bkg-#####' } },
+      { tool: 'calendar.invite.send', probability: 0.6, args: ['booking_id'], summary: 'invites sent for {booking_id}' },
+    ],
+    failureRate: 0.05,
+    noiseRate: 0.1,
+    retryRate: 0.1,
+  },
+  {
+    id: 'cancel-meeting-room',
+    goals: [
+      'cancel the room booking for {day}',
+      'release the meeting space we had {day}',
+      'we no longer need the conference room on {day}',
+      'drop my room reservation for {day}',
+      'free up the room I booked {day} for {count} people',
+      'give back the {day} meeting room',
+    ],
+    slots: { count: ['4', '6', '8', '12'], day: DAYS },
+    steps: [
+      { tool: 'calendar.bookings.list', args: ['day'], summary: 'your booking {booking_id} on {day}', produces: { booking_id: 'bkg-#####' } },
+      { tool: 'calendar.bookings.cancel', args: ['booking_id'], summary: '{booking_id} cancelled' },
+      { tool: 'calendar.invite.cancel', args: ['booking_id'], summary: 'attendees told' },
+    ],
+    failureRate: 0.05,
+    noiseRate: 0.1,
+    retryRate: 0.1,
+  },
+  {
+    id: 'onboard-employee',
+    goals: [
+      'set up {person}, who starts on {day}',
+      'a new hire, {person}, joins us {day} — get them ready',
+      'create accounts for our new colleague {person}',
+      'prepare a laptop and logins for {person}',
+      'welcome {person} aboard: everything they need on day one',
+      'onboard {person}',
+    ],
+    slots: { person: PEOPLE, day: DAYS },
+    steps: [
+      { tool: 'hr.employee.get', args: ['person'], summary: '{person}: employee {employee_id}', produces: { employee_id: 'E#####' } },
+      { tool: 'directory.user.create', args: ['employee_id'], summary: 'account {username} created', produces: { username: '@@@@@#' } },
+      { tool: 'iam.group.add', args: ['username'], summary: '{username} added to staff' },
+      { tool: 'it.laptop.order', probability: 0.6, args: ['employee_id'], summary: 'laptop ordered for {employee_id}' },
+      { tool: 'email.send', args: ['person', 'username'], summary: 'welcome mail sent to {username}' },
+    ],
+    failureRate: 0.08,
+    noiseRate: 0.1,
+    retryRate: 0.1,
+  },
+  {
+    id: 'offboard-employee',
+    goals: [
+      '{person} is leaving on {day}, remove their access',
+      'revoke everything for {person}, last day {day}',
+      'deactivate the accounts of {person}',
+      'close out {person}\'s logins',
+      'offboard {person}',
+      '{person} has left the company; lock them out',
+    ],
+    slots: { person: PEOPLE, day: DAYS },
+    steps: [
+      { tool: 'hr.employee.get', args: ['person'], summary: '{person}: employee {employee_id}, leaving', produces: { employee_id: 'E#####' } },
+      { tool: 'directory.user.disable', args: ['employee_id'], summary: 'account of {employee_id} disabled' },
+      { tool: 'iam.sessions.revoke', args: ['employee_id'], summary: 'sessions revoked' },
+      { tool: 'it.laptop.return', probability: 0.6, args: ['employee_id'], summary: 'return label sent' },
+    ],
+    failureRate: 0.08,
+    noiseRate: 0.1,
+    retryRate: 0.1,
+  },
+  {
+    id: 'expense-report',
+    goals: [
+      'file my expenses for the {city} trip',
+      'submit the receipts from {city}',
+      'claim back what I spent in {city}',
+      'get me reimbursed for travel to {city}',
+      'the {city} conference costs need to go to finance',
+    ],
+    slots: { city: CITIES },
+    steps: EXPENSE_STEPS,
+    failureRate: 0.1,
+    noiseRate: 0.1,
+    retryRate: 0.1,
+  },
+  {
+    id: 'mileage-claim',
+    procedure: 'expense-report',
+    goals: [
+      'I drove to {city} for a client visit, claim the mileage',
+      'log my car trip to {city} as a business expense',
+      'put in for the kilometres to {city} and back',
+      'fuel and tolls for the {city} drive — make finance pay',
+    ],
+    slots: { city: CITIES },
+    steps: EXPENSE_STEPS,
+    failureRate: 0.1,
+    noiseRate: 0.1,
+    retryRate: 0.1,
+  },
+  {
+    id: 'triage-alert',
+    goals: [
+      'what is going on with alert {alert}?',
+      '{alert} fired, look into it',
+      'investigate the {alert} monitor',
+      'why did {alert} go off?',
+      'someone please check {alert}, it keeps paging',
+      'is {alert} real or noise?',
+    ],
+    slots: { alert: ALERTS },
+    steps: [
+      { tool: 'alerts.get', args: ['alert'], summary: '{alert} on host {host}', produces: { host: 'ip-10-#-#-##' } },
+      { tool: 'metrics.query', args: ['host'], summary: '{host}: saturation since 40 min' },
+      { tool: 'logs.search', args: ['host'], summary: '{host}: 87 errors' },
+      { tool: 'incident.create', probability: 0.5, args: ['alert', 'host'], summary: 'incident opened for {host}' },
+    ],
+    failureRate: 0.2,
+    noiseRate: 0.1,
+    retryRate: 0.1,
+  },
+];
+
 /** Tools an agent reaches for off-plan; inserted at random as noise. */
 const NOISE_TOOLS: readonly { tool: string; summary: string }[] = [
   { tool: 'web.search', summary: '10 results' },
@@ -277,6 +557,8 @@ const AGENT_IDS: readonly string[] = ['ops-agent', 'dev-agent', 'support-agent',
 export interface GenerateRunsOptions {
   seed: number;
   runs: number;
+  /** Which families (default `classic`, the demo sample's). */
+  catalog?: 'classic' | 'varied';
   /** Written into every report; when omitted reports get the schema default ("default"). */
   tenantId?: string;
   /** Restrict to these family ids (default: all). */
@@ -291,6 +573,8 @@ export interface GeneratedRun {
   report: RunReport;
   /** The task family id, or null for a one-off distractor. */
   family: string | null;
+  /** The family's procedure (its label), or null for a one-off distractor. */
+  procedure: string | null;
 }
 
 function fill(template: string, values: SlotValues): string {
@@ -309,17 +593,24 @@ interface CallDraft {
   summary: string;
 }
 
-function familyCalls(random: SeededRandom, family: TaskFamily, values: SlotValues): CallDraft[] {
+/** A fresh value from a pattern: `#` → a digit, `@` → a lowercase letter. */
+function produceValue(random: SeededRandom, pattern: string): string {
+  return pattern.replace(/[#@]/g, (mark) => (mark === '#' ? String(random.integer(0, 9)) : String.fromCharCode(97 + random.integer(0, 25))));
+}
+
+function familyCalls(random: SeededRandom, family: TaskFamily, slotValues: SlotValues): CallDraft[] {
   const calls: CallDraft[] = [];
+  const values: Record<string, string> = { ...slotValues };
   for (const step of family.steps) {
-    if (random.chance(0.12)) {
+    if (random.chance(family.noiseRate ?? 0.12)) {
       const noise = random.pick(NOISE_TOOLS);
       calls.push({ tool: noise.tool, args: { query: fill(random.pick(family.goals), values) }, summary: noise.summary });
     }
     if (!random.chance(step.probability ?? 1)) continue;
     const args: Record<string, string> = {};
     for (const name of step.args ?? []) args[name] = values[name] ?? '';
-    calls.push({ tool: step.tool, args, summary: step.summary });
+    for (const [name, pattern] of Object.entries(step.produces ?? {})) values[name] = produceValue(random, pattern);
+    calls.push({ tool: step.tool, args, summary: fill(step.summary, values) });
   }
   // Now and then two adjacent steps happen in the other order.
   if (calls.length > 2 && random.chance(0.05)) {
@@ -346,9 +637,10 @@ function pad(value: number, width: number): string {
 /** Yields runs one at a time (constant memory for large benchmark files). */
 export function* iterateRuns(options: GenerateRunsOptions): Generator<GeneratedRun> {
   const random = createSeededRandom(options.seed);
+  const catalog = options.catalog === 'varied' ? VARIED_TASK_FAMILIES : TASK_FAMILIES;
   const families = options.families === undefined
-    ? TASK_FAMILIES
-    : TASK_FAMILIES.filter((family) => options.families?.includes(family.id));
+    ? catalog
+    : catalog.filter((family) => options.families?.includes(family.id));
   if (families.length === 0) throw new RangeError(`no task family matches ${JSON.stringify(options.families)}`);
   const distractorRate = options.distractorRate ?? 0.05;
   let clock = (options.startAt ?? new Date('2026-01-01T00:00:00Z')).getTime();
@@ -380,7 +672,7 @@ export function* iterateRuns(options: GenerateRunsOptions): Generator<GeneratedR
       const durationMs = random.integer(40, 9000);
       const isLast = position === drafts.length - 1;
       // A transient error that the agent retried successfully.
-      if (!fails && random.chance(0.04)) {
+      if (!fails && random.chance(family?.retryRate ?? 0.04)) {
         toolCalls.push({ tool: draft.tool, args: draft.args, success: false, error: random.pick(FAILURE_ERRORS), durationMs, at: new Date(callClock).toISOString() });
         callClock += durationMs + 250;
       }
@@ -409,7 +701,7 @@ export function* iterateRuns(options: GenerateRunsOptions): Generator<GeneratedR
       ...(random.chance(0.1) ? { originTrust: 'operator' as const } : {}),
       toolCalls,
     };
-    yield { report: runReportSchema.parse(input), family: family?.id ?? null };
+    yield { report: runReportSchema.parse(input), family: family?.id ?? null, procedure: family ? (family.procedure ?? family.id) : null };
   }
 }
 

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { runReportSchema } from '../../src/runs/run-report.ts';
 import { createSeededRandom } from '../../src/runs/seeded-random.ts';
-import { generateRuns, TASK_FAMILIES } from '../../src/runs/trace-generator.ts';
+import { generateRuns, TASK_FAMILIES, VARIED_TASK_FAMILIES } from '../../src/runs/trace-generator.ts';
 
 describe('seeded random', () => {
   it('repeats the same sequence for the same seed and differs across seeds', () => {
@@ -80,5 +80,56 @@ describe('trace generator', () => {
       })
       .join('');
     expect(regenerated).toBe(committed);
+  });
+});
+
+describe('trace generator, varied catalog', () => {
+  const runs = generateRuns({ seed: 21, runs: 1200, catalog: 'varied' });
+  const completed = runs.filter(({ procedure, report }) => procedure !== null && report.status === 'completed');
+  const successfulTools = (report: (typeof runs)[number]['report']) => report.toolCalls.filter((call) => call.success).map((call) => call.tool);
+
+  it('is deterministic given the seed, valid per the run report schema, and labels every run with its procedure', () => {
+    expect(generateRuns({ seed: 21, runs: 100, catalog: 'varied' })).toEqual(runs.slice(0, 100));
+    for (const { report } of runs) expect(runReportSchema.safeParse(report).success).toBe(true);
+    const byFamily = new Map(VARIED_TASK_FAMILIES.map((family) => [family.id, family.procedure ?? family.id]));
+    for (const run of runs) expect(run.procedure).toBe(run.family === null ? null : byFamily.get(run.family));
+  });
+
+  it('passes values from a step’s result into later steps’ arguments (values the goal does not contain)', () => {
+    const flowing = completed.filter(({ report }) =>
+      report.toolCalls.some((call, index) =>
+        Object.values(call.args ?? {}).some(
+          (value) =>
+            typeof value === 'string' &&
+            !report.goal.includes(value) &&
+            report.toolCalls.slice(0, index).some((earlier) => earlier.resultSummary?.includes(value)),
+        ),
+      ),
+    );
+    expect(flowing.length / completed.length).toBeGreaterThan(0.9);
+  });
+
+  it('retries failed calls in runs that still complete', () => {
+    const retried = completed.filter(({ report }) =>
+      report.toolCalls.some((call, index) => !call.success && report.toolCalls[index + 1]?.tool === call.tool && report.toolCalls[index + 1]?.success),
+    );
+    expect(retried.length / completed.length).toBeGreaterThan(0.2);
+  });
+
+  it('gives twin families one procedure and decoy families whose goals read alike different ones', () => {
+    const firstSequence = (family: string) => {
+      const steps = VARIED_TASK_FAMILIES.find((candidate) => candidate.id === family)!.steps;
+      return steps.map((step) => step.tool);
+    };
+    expect(firstSequence('damaged-delivery')).toEqual(firstSequence('refund-order'));
+    expect(new Set(runs.filter((run) => run.family === 'damaged-delivery').map((run) => run.procedure))).toEqual(new Set(['refund-order']));
+    expect(firstSequence('reship-order')).not.toEqual(firstSequence('refund-order'));
+    expect(new Set(runs.filter((run) => run.family === 'mileage-claim').map((run) => run.procedure))).toEqual(new Set(['expense-report']));
+    // Decoys share wording: "refund order X" / "reship order X", "restart S in E" / "roll back S in E".
+    const goals = (family: string) => VARIED_TASK_FAMILIES.find((candidate) => candidate.id === family)!.goals;
+    expect(goals('refund-order')[0]).toBe('refund order {order}');
+    expect(goals('reship-order')[0]).toBe('reship order {order}');
+    const tools = new Set(completed.filter((run) => run.family === 'cancel-meeting-room').flatMap((run) => successfulTools(run.report)));
+    expect(tools.has('calendar.rooms.book')).toBe(false);
   });
 });
