@@ -133,7 +133,7 @@ export function scoreSkills(skills: readonly LiveSkill[], familyOf: (runId: stri
     byPlurality.set(composition.family, [...(byPlurality.get(composition.family) ?? []), composition.name]);
     if (composition.share >= OWNERSHIP_SHARE) owners.set(composition.family, [...(owners.get(composition.family) ?? []), composition.name]);
   }
-  const recurringNames = [...recurring.keys()];
+  const recurringNames = [...recurring.keys()].sort((a, b) => a.localeCompare(b));
   return {
     compositions,
     owners,

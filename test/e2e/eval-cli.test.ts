@@ -1,0 +1,117 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { listProcedures } from '../../src/procedures/procedure-repository.ts';
+import type { RunReport } from '../../src/runs/run-report.ts';
+import { runSkillsmith } from '../support/cli.ts';
+import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { startSynthesisHarness, synthesisTestConfig, taskRuns, type SynthesisHarness } from '../support/synthesis-harness.ts';
+import { requireTestModel, testModelDir } from '../support/test-model.ts';
+
+const ROTATE_TOOLS = ['secrets.read', 'keys.rotate', 'secrets.write'];
+const ROTATE_GOALS = ['Rotate the API key for the payments integration', 'Please rotate the payments integration API key', 'Rotate our payments API key'];
+const TRANSLATE_TOOLS = ['docs.fetch', 'translate.text', 'docs.write', 'vcs.pr.create'];
+const TRANSLATE_GOALS = [
+  'Translate the getting started guide into German',
+  'Translate the getting started page into German please',
+  'We need the getting started guide translated into German',
+  'Produce a German translation of the getting started guide',
+];
+
+const jsonl = (values: readonly unknown[]) => values.map((value) => JSON.stringify(value)).join('\n') + '\n';
+const withoutTenant = ({ tenantId: _tenantId, ...report }: RunReport) => report;
+
+describe('skillsmith eval: a labelled corpus through the real pass, scored', () => {
+  let database: TestDatabase;
+  let harness: SynthesisHarness;
+  let env: Record<string, string>;
+  let directory: string;
+
+  beforeAll(async () => {
+    await requireTestModel();
+    database = await openTestDatabase();
+    harness = await startSynthesisHarness(database, synthesisTestConfig({ taskQueue: `eval-${Date.now()}` }));
+    env = {
+      DATABASE_URL: database.url,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: harness.config.temporal.taskQueue,
+      SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
+      SKILLSMITH_EMBEDDING_PREFIXES: 'none',
+      SKILLSMITH_MODEL_DIR: testModelDir,
+      SKILLSMITH_SIMILARITY_TAU: '0.6',
+      SKILLSMITH_DISTILLER: 'extractive',
+      NODE_NO_WARNINGS: '1',
+    };
+    directory = await mkdtemp(join(tmpdir(), 'skillsmith-eval-test-'));
+    const rotate = taskRuns('rotate', ROTATE_GOALS, ROTATE_TOOLS);
+    const translate = taskRuns('translate', TRANSLATE_GOALS, TRANSLATE_TOOLS, { startAt: 10 });
+    const oneOff = taskRuns('one-off', ['What is the capital of Mongolia?'], ['web.search'], { startAt: 20 });
+    await writeFile(join(directory, 'runs.jsonl'), jsonl([...rotate, ...translate, ...oneOff].map(withoutTenant)));
+    await writeFile(
+      join(directory, 'labels.jsonl'),
+      jsonl([
+        ...rotate.map((run) => ({ runId: run.runId, family: 'rotate-key' })),
+        ...translate.map((run) => ({ runId: run.runId, family: 'translate-docs' })),
+        { runId: 'one-off-1', family: null },
+      ]),
+    );
+    await writeFile(
+      join(directory, 'heldout.jsonl'),
+      jsonl([
+        { goal: 'Rotate the payments API key now', family: 'rotate-key' },
+        { goal: 'Translate the getting started guide to German', family: 'translate-docs' },
+        { goal: 'How do I fold a fitted sheet neatly?', family: null },
+      ]),
+    );
+  });
+
+  afterAll(async () => {
+    await harness?.close();
+    await database?.close();
+    if (directory) await rm(directory, { recursive: true, force: true });
+  });
+
+  it('learns one clean skill per recurring family on a fresh tenant and scores it against the labels', async () => {
+    const files = ['--runs', join(directory, 'runs.jsonl'), '--labels', join(directory, 'labels.jsonl'), '--heldout', join(directory, 'heldout.jsonl')];
+    const run = await runSkillsmith(['eval', ...files, '--json'], env, 240_000);
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toMatch(/synthesis pass 1/);
+    const report = JSON.parse(run.stdout);
+    expect(report.tenantId).toMatch(/^eval-\d{8}-\d{6}-[0-9a-f]{6}$/);
+    expect(report.corpus).toEqual({ runs: 8, labelledFamilies: 2, unlabelledRuns: 1, recurringFamilies: 2, heldoutPositives: 2, heldoutNegatives: 1 });
+    // Passes run until one changes nothing; that one is the last.
+    expect(report.converged).toBe(true);
+    expect(report.passes.at(-1).counts).toMatchObject({ added: 0, updated: 0, superseded: 0 });
+    expect(report.passes[0].counts).toMatchObject({ runsSeen: 8, added: 2 });
+
+    const live = (await listProcedures(database.pool, report.tenantId)).filter((procedure) => procedure.enabled && procedure.supersededBy === null);
+    expect(report.skills).toMatchObject({ total: 2, live: live.length, mixing: 0, familiesWithSeveralSkills: 0 });
+    expect(report.skills.list.map((skill: { family: string; share: number }) => [skill.family, skill.share]).sort()).toEqual([
+      ['rotate-key', 1],
+      ['translate-docs', 1],
+    ]);
+    expect(report.familyRecall).toEqual({ recurring: 2, recalled: 2, rate: 1, missed: [] });
+    expect(report.clusters).toMatchObject({ purity: 1, clusteredRuns: 7, qualifying: { purity: 1 } });
+    expect(report.heldout).toMatchObject({ positives: 2, top1: 2, top2: 2, negatives: 1, falsePositives: 0 });
+    // Every provenance goal is recalled; whether each gets its own skill back first is what the
+    // model measures (6 or 7 of 7 here with MiniLM at τ 0.6), not something the eval decides.
+    expect(report.inSample.goals).toBe(7);
+    expect(report.inSample.top1).toBeGreaterThanOrEqual(6);
+    expect(report.inSample.rate).toBeCloseTo(report.inSample.top1 / 7);
+    expect(report.timings.totalMs).toBeGreaterThanOrEqual(report.timings.ingestMs + report.timings.passesMs);
+
+    const table = await runSkillsmith(['eval', ...files], env, 240_000);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/family recall \(one clean skill\)\s+2 \/ 2 = 100\.0 %/);
+    expect(table.stdout).toMatch(/false positives on negatives\s+0 \/ 1 = 0\.0 %/);
+  });
+
+  it('refuses a corpus whose runs are not all labelled, before running anything', async () => {
+    const labels = join(directory, 'partial-labels.jsonl');
+    await writeFile(labels, jsonl([{ runId: 'rotate-1', family: 'rotate-key' }]));
+    const run = await runSkillsmith(['eval', '--runs', join(directory, 'runs.jsonl'), '--labels', labels, '--json'], env);
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout).error).toEqual({ code: 'EvalCorpusInvalid', message: expect.stringMatching(/^7 run\(s\) have no label, e\.g\. "rotate-2"/) });
+  });
+});

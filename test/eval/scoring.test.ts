@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import {
+  clusterPurity,
+  recurringFamilies,
+  scoreInSample,
+  scoreRecall,
+  scoreSkills,
+  skillComposition,
+  type FamilyLabel,
+  type LabelledRun,
+} from '../../src/eval/scoring.ts';
+
+const labels: Record<string, FamilyLabel> = {
+  a1: 'deploy', a2: 'deploy', a3: 'deploy', a4: 'deploy', a5: 'deploy',
+  b1: 'restore', b2: 'restore', b3: 'restore', b4: 'restore',
+  c1: 'grant', c2: 'grant', c3: 'grant',
+  n1: null, n2: null,
+};
+const familyOf = (runId: string): FamilyLabel => labels[runId] ?? null;
+
+describe('clusterPurity', () => {
+  it('counts the largest family of each cluster of two or more runs, over the runs in them', () => {
+    const purity = clusterPurity([['a1', 'a2', 'a3', 'b1'], ['b2', 'b3'], ['c1']], familyOf);
+    expect(purity).toEqual({ clusters: 2, clusteredRuns: 6, purity: 5 / 6 });
+  });
+
+  it('treats unlabelled runs as classes of their own, so a cluster of one-offs is not pure', () => {
+    expect(clusterPurity([['n1', 'n2']], familyOf).purity).toBe(0.5);
+    expect(clusterPurity([['a1', 'n1', 'n2']], familyOf).purity).toBeCloseTo(1 / 3);
+  });
+
+  it('is 1 when there is no cluster at all', () => {
+    expect(clusterPurity([], familyOf)).toEqual({ clusters: 0, clusteredRuns: 0, purity: 1 });
+  });
+});
+
+describe('recurringFamilies', () => {
+  const run = (runId: string, family: FamilyLabel, successfulSteps = 3, status: LabelledRun['status'] = 'completed'): LabelledRun => ({
+    runId,
+    family,
+    status,
+    successfulSteps,
+  });
+
+  it('keeps families with at least 3 completed runs of at least 3 successful steps', () => {
+    const recurring = recurringFamilies([
+      run('1', 'deploy'), run('2', 'deploy'), run('3', 'deploy'),
+      run('4', 'short', 2), run('5', 'short', 2), run('6', 'short', 2), run('7', 'short'),
+      run('8', 'flaky'), run('9', 'flaky'), run('10', 'flaky', 3, 'failed'),
+      run('11', null), run('12', null), run('13', null),
+    ]);
+    expect([...recurring]).toEqual([['deploy', 3]]);
+  });
+});
+
+describe('scoreSkills', () => {
+  const recurring = new Map([['deploy', 5], ['restore', 4], ['grant', 3]]);
+
+  it('recalls a family when exactly one live skill has ≥ 80 % of its provenance from it', () => {
+    const scores = scoreSkills(
+      [
+        { name: 'deploy-service', runIds: ['a1', 'a2', 'a3', 'a4', 'b1'] }, // 80 % deploy: owns it
+        { name: 'restore-db', runIds: ['b2', 'b3', 'c1'] }, // 67 % restore: mixes
+        { name: 'grant-access', runIds: ['c1', 'c2'] },
+        { name: 'grant-access-again', runIds: ['c3'] },
+      ],
+      familyOf,
+      recurring,
+    );
+    expect(scores.recalledFamilies).toEqual(['deploy']);
+    expect(scores.missedFamilies).toEqual(['grant', 'restore']);
+    expect(scores.mixingSkills.map((skill) => skill.name)).toEqual(['restore-db']);
+    expect([...scores.familiesWithSeveralSkills]).toEqual([['grant', ['grant-access', 'grant-access-again']]]);
+    expect(scores.owners.get('grant')).toEqual(['grant-access', 'grant-access-again']);
+  });
+
+  it('describes a skill by its plurality family and that family’s share', () => {
+    expect(skillComposition({ name: 's', runIds: ['a1', 'b1', 'b2', 'n1'] }, familyOf)).toEqual({
+      name: 's',
+      runs: 4,
+      family: 'restore',
+      share: 0.5,
+      families: 3,
+    });
+    expect(skillComposition({ name: 'odd', runIds: ['n1', 'n2'] }, familyOf)).toMatchObject({ family: null, share: 0.5, families: 2 });
+  });
+});
+
+describe('scoreRecall and scoreInSample', () => {
+  const owners = new Map([['deploy', ['deploy-service']], ['restore', ['restore-db']]]);
+
+  it('counts top-1 and top-2 hits on the owner of the goal’s family, and anything returned for a negative', () => {
+    const scores = scoreRecall(
+      [
+        { goal: 'ship it', family: 'deploy', returned: ['deploy-service'] },
+        { goal: 'roll out', family: 'deploy', returned: ['restore-db', 'deploy-service'] },
+        { goal: 'restore', family: 'restore', returned: [] },
+        { goal: 'grant', family: 'grant', returned: ['deploy-service'] },
+        { goal: 'a poem', family: null, returned: ['deploy-service'] },
+        { goal: 'a recipe', family: null, returned: [] },
+      ],
+      owners,
+    );
+    expect(scores).toEqual({ positives: 4, top1: 1, top2: 2, negatives: 2, falsePositives: 1 });
+  });
+
+  it('counts a skill’s own goals that get it back first', () => {
+    expect(
+      scoreInSample([
+        { skill: 'x', returned: ['x', 'y'] },
+        { skill: 'x', returned: ['y', 'x'] },
+        { skill: 'y', returned: [] },
+      ]),
+    ).toEqual({ goals: 3, top1: 1 });
+  });
+});
