@@ -1,13 +1,13 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listProcedures } from '../../src/procedures/procedure-repository.ts';
 import type { RunReport } from '../../src/runs/run-report.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
-import { startSynthesisHarness, synthesisTestConfig, taskRuns, type SynthesisHarness } from '../support/synthesis-harness.ts';
-import { requireTestModel, testModelDir } from '../support/test-model.ts';
+import { cliEnvironment, startSynthesisHarness, synthesisTestConfig, taskRuns, type SynthesisHarness } from '../support/synthesis-harness.ts';
+import { requireTestModel } from '../support/test-model.ts';
 
 const ROTATE_TOOLS = ['secrets.read', 'keys.rotate', 'secrets.write'];
 const ROTATE_GOALS = ['Rotate the API key for the payments integration', 'Please rotate the payments integration API key', 'Rotate our payments API key'];
@@ -32,17 +32,7 @@ describe('skillsmith eval: a labelled corpus through the real pass, scored', () 
     await requireTestModel();
     database = await openTestDatabase();
     harness = await startSynthesisHarness(database, synthesisTestConfig({ taskQueue: `eval-${Date.now()}` }));
-    env = {
-      DATABASE_URL: database.url,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: harness.config.temporal.taskQueue,
-      SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
-      SKILLSMITH_EMBEDDING_PREFIXES: 'none',
-      SKILLSMITH_MODEL_DIR: testModelDir,
-      SKILLSMITH_SIMILARITY_TAU: '0.6',
-      SKILLSMITH_DISTILLER: 'extractive',
-      NODE_NO_WARNINGS: '1',
-    };
+    env = cliEnvironment(database, harness, { SKILLSMITH_DISTILLER: 'extractive' });
     directory = await mkdtemp(join(tmpdir(), 'skillsmith-eval-test-'));
     const rotate = taskRuns('rotate', ROTATE_GOALS, ROTATE_TOOLS);
     const translate = taskRuns('translate', TRANSLATE_GOALS, TRANSLATE_TOOLS, { startAt: 10 });

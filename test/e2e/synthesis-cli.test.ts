@@ -6,7 +6,7 @@ import { freePort } from '../../src/infra/temporal-dev-server.ts';
 import { generateRuns } from '../../src/runs/trace-generator.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
-import { ingest, startSynthesisHarness, synthesisTestConfig, taskRuns, type SynthesisHarness } from '../support/synthesis-harness.ts';
+import { cliEnvironment, ingest, startSynthesisHarness, synthesisTestConfig, taskRuns, type SynthesisHarness } from '../support/synthesis-harness.ts';
 import { requireTestModel, testModelDir } from '../support/test-model.ts';
 
 const TOOLS = ['secrets.read', 'keys.rotate', 'secrets.write'];
@@ -21,16 +21,7 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
     await requireTestModel();
     database = await openTestDatabase();
     harness = await startSynthesisHarness(database, synthesisTestConfig({ taskQueue: `cli-${Date.now()}` }));
-    env = {
-      DATABASE_URL: database.url,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: harness.config.temporal.taskQueue,
-      SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
-      SKILLSMITH_EMBEDDING_PREFIXES: 'none',
-      SKILLSMITH_MODEL_DIR: testModelDir,
-      SKILLSMITH_SIMILARITY_TAU: '0.6',
-      NODE_NO_WARNINGS: '1',
-    };
+    env = cliEnvironment(database, harness);
     await ingest(database, taskRuns('rotate', GOALS, TOOLS, { tenantId: 'cli' }), 'cli');
   });
 

@@ -88,6 +88,21 @@ export async function startSynthesisHarness(database: TestDatabase, config: Conf
   };
 }
 
+/** The settings a `skillsmith` child process needs to work on this harness: its database, Temporal, task queue and the test model. */
+export function cliEnvironment(database: TestDatabase, harness: SynthesisHarness, overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_URL: database.url,
+    TEMPORAL_ADDRESS: harness.config.temporal.address!,
+    TEMPORAL_TASK_QUEUE: harness.config.temporal.taskQueue,
+    SKILLSMITH_EMBEDDING_MODEL: harness.config.embedding.model,
+    SKILLSMITH_EMBEDDING_PREFIXES: harness.config.embedding.prefixes,
+    SKILLSMITH_MODEL_DIR: harness.config.embedding.modelDir,
+    SKILLSMITH_SIMILARITY_TAU: String(harness.config.synthesis.similarityTau),
+    NODE_NO_WARNINGS: '1',
+    ...overrides,
+  };
+}
+
 /** Run reports for one task, phrased differently each time, all completed with the same tool sequence. */
 export function taskRuns(
   prefix: string,
