@@ -64,7 +64,7 @@ describe('skillsmith eval: a labelled corpus through the real pass, scored', () 
 
   it('learns one clean skill per recurring family on a fresh tenant and scores it against the labels', async () => {
     const files = ['--runs', join(directory, 'runs.jsonl'), '--labels', join(directory, 'labels.jsonl'), '--heldout', join(directory, 'heldout.jsonl')];
-    const run = await runSkillsmith(['eval', ...files, '--json'], env, 240_000);
+    const run = await runSkillsmith(['eval', ...files, '--json'], env);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/synthesis pass 1/);
     const report = JSON.parse(run.stdout);
@@ -91,10 +91,6 @@ describe('skillsmith eval: a labelled corpus through the real pass, scored', () 
     expect(report.inSample.rate).toBeCloseTo(report.inSample.top1 / 7);
     expect(report.timings.totalMs).toBeGreaterThanOrEqual(report.timings.ingestMs + report.timings.passesMs);
 
-    const table = await runSkillsmith(['eval', ...files], env, 240_000);
-    expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout).toMatch(/family recall \(one clean skill\)\s+2 \/ 2 = 100\.0 %/);
-    expect(table.stdout).toMatch(/false positives on negatives\s+0 \/ 1 = 0\.0 %/);
   });
 
   it('refuses a corpus whose runs are not all labelled, before running anything', async () => {

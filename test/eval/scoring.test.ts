@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { formatEvalReport } from '../../src/eval/eval-table.ts';
+import type { EvalReport } from '../../src/eval/run-eval.ts';
 import {
   clusterPurity,
   recurringFamilies,
@@ -112,5 +114,35 @@ describe('scoreRecall and scoreInSample', () => {
         { skill: 'y', returned: [] },
       ]),
     ).toEqual({ goals: 3, top1: 1 });
+  });
+});
+
+describe('formatEvalReport', () => {
+  it('prints every figure of the report in one table, then the passes, the live skills and the missed families', () => {
+    const report: EvalReport = {
+      tenantId: 'eval-x',
+      settings: { embeddingModel: 'm', similarityTau: 0.5 },
+      corpus: { runs: 10, labelledFamilies: 3, unlabelledRuns: 1, recurringFamilies: 2, heldoutPositives: 4, heldoutNegatives: 2 },
+      passes: [
+        { id: 'synthesis/eval-x/1', status: 'completed', outcome: null, counts: { runsSeen: 10, sequences: 9, clusters: 3, qualifying: 2, added: 1, updated: 0, noop: 1, superseded: 0, skipped: 0 } },
+      ],
+      converged: true,
+      clusters: { clusters: 3, clusteredRuns: 9, purity: 8 / 9, qualifying: { clusters: 2, clusteredRuns: 7, purity: 1 } },
+      skills: { total: 1, live: 1, mixing: 0, familiesWithSeveralSkills: 0, list: [{ name: 'rotate-key', runs: 4, family: 'rotate', share: 1, families: 1 }] },
+      familyRecall: { recurring: 2, recalled: 1, rate: 0.5, missed: ['deploy'] },
+      heldout: { positives: 4, top1: 1, top2: 2, top1Rate: 0.25, top2Rate: 0.5, negatives: 2, falsePositives: 1, falsePositiveRate: 0.5 },
+      inSample: { goals: 4, top1: 3, rate: 0.75 },
+      timings: { ingestMs: 1200, passesMs: 30_000, scoringMs: 800, totalMs: 32_000 },
+    };
+    const table = formatEvalReport(report);
+    expect(table).toMatch(/cluster purity \(all \/ qualifying\)\s+88\.9 % \/ 100\.0 %/);
+    expect(table).toMatch(/family recall \(one clean skill\)\s+1 \/ 2 = 50\.0 %/);
+    expect(table).toMatch(/held-out recall top-1 \/ top-2\s+1 \/ 2 of 4 = 25\.0 % \/ 50\.0 %/);
+    expect(table).toMatch(/false positives on negatives\s+1 \/ 2 = 50\.0 %/);
+    expect(table).toMatch(/in-sample recall top-1\s+3 \/ 4 = 75\.0 %/);
+    expect(table).toMatch(/time: ingest \/ passes \/ scoring \/ total\s+1\.2 s \/ 30\.0 s \/ 0\.8 s \/ 32\.0 s/);
+    expect(table).toContain('  rotate-key  4 runs  rotate 100.0 %');
+    expect(table).toMatch(/without exactly one clean skill \(1\):\n  deploy$/);
+    expect(formatEvalReport({ ...report, heldout: null })).toMatch(/held-out recall top-1 \/ top-2\s+–/);
   });
 });
