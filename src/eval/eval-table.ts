@@ -21,6 +21,7 @@ export function formatEvalReport(report: EvalReport): string {
       'held-out recall top-1 / top-2',
       heldout ? `${heldout.top1} / ${heldout.top2} of ${heldout.positives} = ${percent(heldout.top1Rate)} / ${percent(heldout.top2Rate)}` : '–',
     ],
+    ['held-out goals answered at all', heldout ? `${heldout.answered} / ${heldout.positives}` : '–'],
     ['false positives on negatives', heldout ? `${heldout.falsePositives} / ${heldout.negatives} = ${percent(heldout.falsePositiveRate)}` : '–'],
     ['in-sample recall top-1', `${inSample.top1} / ${inSample.goals} = ${percent(inSample.rate)}`],
     ['time: ingest / passes / scoring / total', `${seconds(timings.ingestMs)} / ${seconds(timings.passesMs)} / ${seconds(timings.scoringMs)} / ${seconds(timings.totalMs)}`],

@@ -69,6 +69,7 @@ export interface EvalReport {
     positives: number;
     top1: number;
     top2: number;
+    answered: number;
     top1Rate: number;
     top2Rate: number;
     negatives: number;

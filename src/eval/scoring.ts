@@ -158,6 +158,8 @@ export interface RecallScores {
   top1: number;
   /** Positives with an owner of their family among the first two returned. */
   top2: number;
+  /** Positives for which recall returned anything at all (a miss is then a wrong skill, not silence). */
+  answered: number;
   /** Goals labelled null: no skill should come back. */
   negatives: number;
   /** Negatives for which anything came back. */
@@ -166,7 +168,7 @@ export interface RecallScores {
 
 /** Held-out recall: a hit when a returned skill owns the goal's family (≥ OWNERSHIP_SHARE of its provenance). */
 export function scoreRecall(cases: readonly RecallCase[], owners: ReadonlyMap<string, readonly string[]>): RecallScores {
-  const scores: RecallScores = { positives: 0, top1: 0, top2: 0, negatives: 0, falsePositives: 0 };
+  const scores: RecallScores = { positives: 0, top1: 0, top2: 0, answered: 0, negatives: 0, falsePositives: 0 };
   for (const { family, returned } of cases) {
     if (family === null) {
       scores.negatives += 1;
@@ -174,6 +176,7 @@ export function scoreRecall(cases: readonly RecallCase[], owners: ReadonlyMap<st
       continue;
     }
     scores.positives += 1;
+    if (returned.length > 0) scores.answered += 1;
     const owning = new Set(owners.get(family) ?? []);
     if (returned[0] !== undefined && owning.has(returned[0])) scores.top1 += 1;
     if (returned.slice(0, 2).some((name) => owning.has(name))) scores.top2 += 1;

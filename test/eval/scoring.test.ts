@@ -103,7 +103,7 @@ describe('scoreRecall and scoreInSample', () => {
       ],
       owners,
     );
-    expect(scores).toEqual({ positives: 4, top1: 1, top2: 2, negatives: 2, falsePositives: 1 });
+    expect(scores).toEqual({ positives: 4, top1: 1, top2: 2, answered: 3, negatives: 2, falsePositives: 1 });
   });
 
   it('counts a skill’s own goals that get it back first', () => {
@@ -130,7 +130,7 @@ describe('formatEvalReport', () => {
       clusters: { clusters: 3, clusteredRuns: 9, purity: 8 / 9, qualifying: { clusters: 2, clusteredRuns: 7, purity: 1 } },
       skills: { total: 1, live: 1, mixing: 0, familiesWithSeveralSkills: 0, list: [{ name: 'rotate-key', runs: 4, family: 'rotate', share: 1, families: 1 }] },
       familyRecall: { recurring: 2, recalled: 1, rate: 0.5, missed: ['deploy'] },
-      heldout: { positives: 4, top1: 1, top2: 2, top1Rate: 0.25, top2Rate: 0.5, negatives: 2, falsePositives: 1, falsePositiveRate: 0.5 },
+      heldout: { positives: 4, top1: 1, top2: 2, answered: 3, top1Rate: 0.25, top2Rate: 0.5, negatives: 2, falsePositives: 1, falsePositiveRate: 0.5 },
       inSample: { goals: 4, top1: 3, rate: 0.75 },
       timings: { ingestMs: 1200, passesMs: 30_000, scoringMs: 800, totalMs: 32_000 },
     };
@@ -138,6 +138,7 @@ describe('formatEvalReport', () => {
     expect(table).toMatch(/cluster purity \(all \/ qualifying\)\s+88\.9 % \/ 100\.0 %/);
     expect(table).toMatch(/family recall \(one clean skill\)\s+1 \/ 2 = 50\.0 %/);
     expect(table).toMatch(/held-out recall top-1 \/ top-2\s+1 \/ 2 of 4 = 25\.0 % \/ 50\.0 %/);
+    expect(table).toMatch(/held-out goals answered at all\s+3 \/ 4/);
     expect(table).toMatch(/false positives on negatives\s+1 \/ 2 = 50\.0 %/);
     expect(table).toMatch(/in-sample recall top-1\s+3 \/ 4 = 75\.0 %/);
     expect(table).toMatch(/time: ingest \/ passes \/ scoring \/ total\s+1\.2 s \/ 30\.0 s \/ 0\.8 s \/ 32\.0 s/);
