@@ -10,7 +10,10 @@ export interface LabelledCorpus {
 
 const jsonl = (values: readonly unknown[]) => values.map((value) => JSON.stringify(value)).join('\n') + '\n';
 
-export async function writeLabelledCorpus(directory: string, corpus: LabelledCorpus): Promise<{ runs: string; labels: string; heldout: string }> {
+export async function writeLabelledCorpus(
+  directory: string,
+  corpus: LabelledCorpus,
+): Promise<{ runs: string; labels: string; heldout: string }> {
   await mkdir(directory, { recursive: true });
   const files = { runs: join(directory, 'runs.jsonl'), labels: join(directory, 'labels.jsonl'), heldout: join(directory, 'heldout.jsonl') };
   await writeFile(files.runs, jsonl(corpus.runs.map((run) => run.report)));
@@ -26,7 +29,11 @@ export function corpusArguments(argv: readonly string[], defaults: Record<string
     const name = argv[index];
     const value = argv[index + 1];
     if (!name?.startsWith('--') || value === undefined || !(name.slice(2) in defaults)) {
-      throw new Error(`usage: ${Object.keys(defaults).map((key) => `--${key} <${key}>`).join(' ')} (got ${argv.join(' ')})`);
+      throw new Error(
+        `usage: ${Object.keys(defaults)
+          .map((key) => `--${key} <${key}>`)
+          .join(' ')} (got ${argv.join(' ')})`,
+      );
     }
     values[name.slice(2)] = value;
   }

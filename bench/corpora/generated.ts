@@ -16,7 +16,8 @@ const HELDOUT_PER_FAMILY = 6;
 
 const options = corpusArguments(process.argv.slice(2), { out: '', seed: '11', runs: '1500', catalog: 'varied' });
 if (!options.out) throw new Error('--out DIR is required');
-if (options.catalog !== 'varied' && options.catalog !== 'classic') throw new Error(`--catalog is varied or classic, not ${options.catalog}`);
+if (options.catalog !== 'varied' && options.catalog !== 'classic')
+  throw new Error(`--catalog is varied or classic, not ${options.catalog}`);
 const catalog = options.catalog;
 const seed = Number(options.seed);
 const runs = generateRuns({ seed, runs: Number(options.runs), catalog });
@@ -31,7 +32,10 @@ for (const family of catalog === 'varied' ? VARIED_TASK_FAMILIES : TASK_FAMILIES
   heldout.push(...[...fresh].map(([goal, procedure]) => ({ goal, family: procedure })));
 }
 heldout.push(...(await negativeHeldout()));
-const files = await writeLabelledCorpus(options.out, { runs: runs.map(({ report, procedure }) => ({ report, family: procedure })), heldout });
+const files = await writeLabelledCorpus(options.out, {
+  runs: runs.map(({ report, procedure }) => ({ report, family: procedure })),
+  heldout,
+});
 const labels = new Set(runs.flatMap((run) => (run.procedure === null ? [] : [run.procedure])));
 process.stdout.write(
   `${catalog} catalog, seed ${seed}: ${runs.length} runs, ${labels.size} procedures, ${runs.filter((run) => run.procedure === null).length} one-offs, ` +

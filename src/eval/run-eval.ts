@@ -51,7 +51,14 @@ export interface EvalOptions {
 export interface EvalReport {
   tenantId: string;
   settings: Record<string, string | number>;
-  corpus: { runs: number; labelledFamilies: number; unlabelledRuns: number; recurringFamilies: number; heldoutPositives: number; heldoutNegatives: number };
+  corpus: {
+    runs: number;
+    labelledFamilies: number;
+    unlabelledRuns: number;
+    recurringFamilies: number;
+    heldoutPositives: number;
+    heldoutNegatives: number;
+  };
   passes: Array<{ id: string; status: string; outcome: string | null; counts: PassRecord['counts'] }>;
   /** False when the last pass still changed something (maxPasses reached) or a pass did not complete. */
   converged: boolean;
@@ -129,8 +136,14 @@ export async function runEval(deps: EvalDependencies, options: EvalOptions): Pro
 
   const firstPass = passes[0];
   const passClusters = firstPass ? await listPassClusters(deps.pool, options.tenantId, firstPass.id) : [];
-  const purity = clusterPurity(passClusters.map((cluster) => cluster.runIds), labelOf);
-  const qualifyingPurity = clusterPurity(passClusters.filter((cluster) => cluster.qualifying).map((cluster) => cluster.runIds), labelOf);
+  const purity = clusterPurity(
+    passClusters.map((cluster) => cluster.runIds),
+    labelOf,
+  );
+  const qualifyingPurity = clusterPurity(
+    passClusters.filter((cluster) => cluster.qualifying).map((cluster) => cluster.runIds),
+    labelOf,
+  );
 
   const procedures = await listProcedures(deps.pool, options.tenantId);
   const live: LiveSkill[] = procedures
@@ -191,6 +204,11 @@ export async function runEval(deps: EvalDependencies, options: EvalOptions): Pro
         }
       : null,
     inSample: { ...inSample, rate: rate(inSample.top1, inSample.goals) },
-    timings: { ingestMs: ingested - started, passesMs: passesDone - ingested, scoringMs: finished - passesDone, totalMs: finished - started },
+    timings: {
+      ingestMs: ingested - started,
+      passesMs: passesDone - ingested,
+      scoringMs: finished - passesDone,
+      totalMs: finished - started,
+    },
   };
 }

@@ -124,7 +124,11 @@ export interface SkillScores {
   familiesWithSeveralSkills: Map<string, string[]>;
 }
 
-export function scoreSkills(skills: readonly LiveSkill[], familyOf: (runId: string) => FamilyLabel, recurring: ReadonlyMap<string, number>): SkillScores {
+export function scoreSkills(
+  skills: readonly LiveSkill[],
+  familyOf: (runId: string) => FamilyLabel,
+  recurring: ReadonlyMap<string, number>,
+): SkillScores {
   const compositions = skills.map((skill) => skillComposition(skill, familyOf));
   const owners = new Map<string, string[]>();
   const byPlurality = new Map<string, string[]>();

@@ -4,6 +4,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { SkillsmithError } from '../skillsmith-error.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -18,8 +19,8 @@ export interface PinnedWheel {
   sha256: string;
 }
 
-export class PinnedWheelError extends Error {
-  override readonly name = 'PinnedWheelError';
+export class PinnedWheelError extends SkillsmithError {
+  static override readonly code = 'PinnedWheelError';
 }
 
 export async function sha256File(path: string): Promise<string> {
@@ -50,11 +51,24 @@ export async function downloadPinnedWheels(
   try {
     await execFileAsync(
       python,
-      ['-m', 'pip', 'download', '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '--quiet', '--dest', directory, ...requirements],
+      [
+        '-m',
+        'pip',
+        'download',
+        '--no-deps',
+        '--only-binary=:all:',
+        '--disable-pip-version-check',
+        '--quiet',
+        '--dest',
+        directory,
+        ...requirements,
+      ],
       { maxBuffer: 16 * 1024 * 1024, timeout: 15 * 60_000 },
     );
   } catch (error) {
-    throw new PinnedWheelError(`pip download of ${requirements.join(', ')} failed (is ${python} with pip installed?): ${failureDetail(error)}`);
+    throw new PinnedWheelError(
+      `pip download of ${requirements.join(', ')} failed (is ${python} with pip installed?): ${failureDetail(error)}`,
+    );
   }
   const paths: string[] = [];
   for (const wheel of wheels) {

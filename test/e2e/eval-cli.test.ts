@@ -6,11 +6,21 @@ import { listProcedures } from '../../src/procedures/procedure-repository.ts';
 import type { RunReport } from '../../src/runs/run-report.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
-import { cliEnvironment, startSynthesisHarness, synthesisTestConfig, taskRuns, type SynthesisHarness } from '../support/synthesis-harness.ts';
+import {
+  cliEnvironment,
+  startSynthesisHarness,
+  synthesisTestConfig,
+  taskRuns,
+  type SynthesisHarness,
+} from '../support/synthesis-harness.ts';
 import { requireTestModel } from '../support/test-model.ts';
 
 const ROTATE_TOOLS = ['secrets.read', 'keys.rotate', 'secrets.write'];
-const ROTATE_GOALS = ['Rotate the API key for the payments integration', 'Please rotate the payments integration API key', 'Rotate our payments API key'];
+const ROTATE_GOALS = [
+  'Rotate the API key for the payments integration',
+  'Please rotate the payments integration API key',
+  'Rotate our payments API key',
+];
 const TRANSLATE_TOOLS = ['docs.fetch', 'translate.text', 'docs.write', 'vcs.pr.create'];
 const TRANSLATE_GOALS = [
   'Translate the getting started guide into German',
@@ -63,19 +73,35 @@ describe('skillsmith eval: a labelled corpus through the real pass, scored', () 
   });
 
   it('learns one clean skill per recurring family on a fresh tenant and scores it against the labels', async () => {
-    const files = ['--runs', join(directory, 'runs.jsonl'), '--labels', join(directory, 'labels.jsonl'), '--heldout', join(directory, 'heldout.jsonl')];
+    const files = [
+      '--runs',
+      join(directory, 'runs.jsonl'),
+      '--labels',
+      join(directory, 'labels.jsonl'),
+      '--heldout',
+      join(directory, 'heldout.jsonl'),
+    ];
     const run = await runSkillsmith(['eval', ...files, '--json'], env);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toMatch(/synthesis pass 1/);
     const report = JSON.parse(run.stdout);
     expect(report.tenantId).toMatch(/^eval-\d{8}-\d{6}-[0-9a-f]{6}$/);
-    expect(report.corpus).toEqual({ runs: 8, labelledFamilies: 2, unlabelledRuns: 1, recurringFamilies: 2, heldoutPositives: 2, heldoutNegatives: 1 });
+    expect(report.corpus).toEqual({
+      runs: 8,
+      labelledFamilies: 2,
+      unlabelledRuns: 1,
+      recurringFamilies: 2,
+      heldoutPositives: 2,
+      heldoutNegatives: 1,
+    });
     // Passes run until one changes nothing; that one is the last.
     expect(report.converged).toBe(true);
     expect(report.passes.at(-1).counts).toMatchObject({ added: 0, updated: 0, superseded: 0 });
     expect(report.passes[0].counts).toMatchObject({ runsSeen: 8, added: 2 });
 
-    const live = (await listProcedures(database.pool, report.tenantId)).filter((procedure) => procedure.enabled && procedure.supersededBy === null);
+    const live = (await listProcedures(database.pool, report.tenantId)).filter(
+      (procedure) => procedure.enabled && procedure.supersededBy === null,
+    );
     expect(report.skills).toMatchObject({ total: 2, live: live.length, mixing: 0, familiesWithSeveralSkills: 0 });
     expect(report.skills.list.map((skill: { family: string; share: number }) => [skill.family, skill.share]).sort()).toEqual([
       ['rotate-key', 1],
@@ -90,7 +116,6 @@ describe('skillsmith eval: a labelled corpus through the real pass, scored', () 
     expect(report.inSample.top1).toBeGreaterThanOrEqual(6);
     expect(report.inSample.rate).toBeCloseTo(report.inSample.top1 / 7);
     expect(report.timings.totalMs).toBeGreaterThanOrEqual(report.timings.ingestMs + report.timings.passesMs);
-
   });
 
   it('refuses a corpus whose runs are not all labelled, before running anything', async () => {
@@ -98,6 +123,9 @@ describe('skillsmith eval: a labelled corpus through the real pass, scored', () 
     await writeFile(labels, jsonl([{ runId: 'rotate-1', family: 'rotate-key' }]));
     const run = await runSkillsmith(['eval', '--runs', join(directory, 'runs.jsonl'), '--labels', labels, '--json'], env);
     expect(run.code).toBe(1);
-    expect(JSON.parse(run.stdout).error).toEqual({ code: 'EvalCorpusInvalid', message: expect.stringMatching(/^7 run\(s\) have no label, e\.g\. "rotate-2"/) });
+    expect(JSON.parse(run.stdout).error).toEqual({
+      code: 'EvalCorpusInvalid',
+      message: expect.stringMatching(/^7 run\(s\) have no label, e\.g\. "rotate-2"/),
+    });
   });
 });

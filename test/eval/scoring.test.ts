@@ -13,10 +13,20 @@ import {
 } from '../../src/eval/scoring.ts';
 
 const labels: Record<string, FamilyLabel> = {
-  a1: 'deploy', a2: 'deploy', a3: 'deploy', a4: 'deploy', a5: 'deploy',
-  b1: 'restore', b2: 'restore', b3: 'restore', b4: 'restore',
-  c1: 'grant', c2: 'grant', c3: 'grant',
-  n1: null, n2: null,
+  a1: 'deploy',
+  a2: 'deploy',
+  a3: 'deploy',
+  a4: 'deploy',
+  a5: 'deploy',
+  b1: 'restore',
+  b2: 'restore',
+  b3: 'restore',
+  b4: 'restore',
+  c1: 'grant',
+  c2: 'grant',
+  c3: 'grant',
+  n1: null,
+  n2: null,
 };
 const familyOf = (runId: string): FamilyLabel => labels[runId] ?? null;
 
@@ -46,17 +56,30 @@ describe('recurringFamilies', () => {
 
   it('keeps families with at least 3 completed runs of at least 3 successful steps', () => {
     const recurring = recurringFamilies([
-      run('1', 'deploy'), run('2', 'deploy'), run('3', 'deploy'),
-      run('4', 'short', 2), run('5', 'short', 2), run('6', 'short', 2), run('7', 'short'),
-      run('8', 'flaky'), run('9', 'flaky'), run('10', 'flaky', 3, 'failed'),
-      run('11', null), run('12', null), run('13', null),
+      run('1', 'deploy'),
+      run('2', 'deploy'),
+      run('3', 'deploy'),
+      run('4', 'short', 2),
+      run('5', 'short', 2),
+      run('6', 'short', 2),
+      run('7', 'short'),
+      run('8', 'flaky'),
+      run('9', 'flaky'),
+      run('10', 'flaky', 3, 'failed'),
+      run('11', null),
+      run('12', null),
+      run('13', null),
     ]);
     expect([...recurring]).toEqual([['deploy', 3]]);
   });
 });
 
 describe('scoreSkills', () => {
-  const recurring = new Map([['deploy', 5], ['restore', 4], ['grant', 3]]);
+  const recurring = new Map([
+    ['deploy', 5],
+    ['restore', 4],
+    ['grant', 3],
+  ]);
 
   it('recalls a family when exactly one live skill has ≥ 80 % of its provenance from it', () => {
     const scores = scoreSkills(
@@ -89,7 +112,10 @@ describe('scoreSkills', () => {
 });
 
 describe('scoreRecall and scoreInSample', () => {
-  const owners = new Map([['deploy', ['deploy-service']], ['restore', ['restore-db']]]);
+  const owners = new Map([
+    ['deploy', ['deploy-service']],
+    ['restore', ['restore-db']],
+  ]);
 
   it('counts top-1 and top-2 hits on the owner of the goal’s family, and anything returned for a negative', () => {
     const scores = scoreRecall(
@@ -124,13 +150,34 @@ describe('formatEvalReport', () => {
       settings: { embeddingModel: 'm', similarityTau: 0.5 },
       corpus: { runs: 10, labelledFamilies: 3, unlabelledRuns: 1, recurringFamilies: 2, heldoutPositives: 4, heldoutNegatives: 2 },
       passes: [
-        { id: 'synthesis/eval-x/1', status: 'completed', outcome: null, counts: { runsSeen: 10, sequences: 9, clusters: 3, qualifying: 2, added: 1, updated: 0, noop: 1, superseded: 0, skipped: 0 } },
+        {
+          id: 'synthesis/eval-x/1',
+          status: 'completed',
+          outcome: null,
+          counts: { runsSeen: 10, sequences: 9, clusters: 3, qualifying: 2, added: 1, updated: 0, noop: 1, superseded: 0, skipped: 0 },
+        },
       ],
       converged: true,
       clusters: { clusters: 3, clusteredRuns: 9, purity: 8 / 9, qualifying: { clusters: 2, clusteredRuns: 7, purity: 1 } },
-      skills: { total: 1, live: 1, mixing: 0, familiesWithSeveralSkills: 0, list: [{ name: 'rotate-key', runs: 4, family: 'rotate', share: 1, families: 1 }] },
+      skills: {
+        total: 1,
+        live: 1,
+        mixing: 0,
+        familiesWithSeveralSkills: 0,
+        list: [{ name: 'rotate-key', runs: 4, family: 'rotate', share: 1, families: 1 }],
+      },
       familyRecall: { recurring: 2, recalled: 1, rate: 0.5, missed: ['deploy'] },
-      heldout: { positives: 4, top1: 1, top2: 2, answered: 3, top1Rate: 0.25, top2Rate: 0.5, negatives: 2, falsePositives: 1, falsePositiveRate: 0.5 },
+      heldout: {
+        positives: 4,
+        top1: 1,
+        top2: 2,
+        answered: 3,
+        top1Rate: 0.25,
+        top2Rate: 0.5,
+        negatives: 2,
+        falsePositives: 1,
+        falsePositiveRate: 0.5,
+      },
       inSample: { goals: 4, top1: 3, rate: 0.75 },
       timings: { ingestMs: 1200, passesMs: 30_000, scoringMs: 800, totalMs: 32_000 },
     };
@@ -143,7 +190,7 @@ describe('formatEvalReport', () => {
     expect(table).toMatch(/in-sample recall top-1\s+3 \/ 4 = 75\.0 %/);
     expect(table).toMatch(/time: ingest \/ passes \/ scoring \/ total\s+1\.2 s \/ 30\.0 s \/ 0\.8 s \/ 32\.0 s/);
     expect(table).toContain('  rotate-key  4 runs  rotate 100.0 %');
-    expect(table).toMatch(/without exactly one clean skill \(1\):\n  deploy$/);
+    expect(table).toMatch(/without exactly one clean skill \(1\):\n {2}deploy$/);
     expect(formatEvalReport({ ...report, heldout: null })).toMatch(/held-out recall top-1 \/ top-2\s+–/);
   });
 });

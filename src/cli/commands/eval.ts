@@ -43,11 +43,13 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
     .requiredOption('--runs <file>', 'run reports, one JSON per line')
     .requiredOption('--labels <file>', '{"runId", "family"} per line, one for every run')
     .option('--heldout <file>', '{"goal", "family"} per line: goals no run has; family null for goals nothing should match')
-    .addOption(new Option('--max-passes <n>', 'stop after this many passes').default(DEFAULT_MAX_PASSES).argParser((value) => {
-      const parsed = Number(value);
-      if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`invalid --max-passes ${JSON.stringify(value)}: a positive integer`);
-      return parsed;
-    }))
+    .addOption(
+      new Option('--max-passes <n>', 'stop after this many passes').default(DEFAULT_MAX_PASSES).argParser((value) => {
+        const parsed = Number(value);
+        if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`invalid --max-passes ${JSON.stringify(value)}: a positive integer`);
+        return parsed;
+      }),
+    )
     .action(async (options: { runs: string; labels: string; heldout?: string; maxPasses: number }, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
       const { config } = context;
@@ -70,7 +72,8 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
         const report = await runEval(
           {
             pool,
-            runPass: async (tenant) => watchPass(await startSynthesisPass(client, { tenantId: tenant, full: true, taskQueue: config.temporal.taskQueue })),
+            runPass: async (tenant) =>
+              watchPass(await startSynthesisPass(client, { tenantId: tenant, full: true, taskQueue: config.temporal.taskQueue })),
             recall: async (tenant, goal) => (await recallSkill(recallDependencies, tenant, { goal, topK: 2 })).map((match) => match.name),
             progress: say,
           },
