@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import { listProcedures } from '../procedures/procedure-repository.ts';
 import { formatIngestError, ingestJsonlFile } from '../runs/jsonl-ingest.ts';
-import { listPassClusters, type PassRecord } from '../synthesis/pass-repository.ts';
+import type { PassRecord } from '../synthesis/pass-record.ts';
+import { listPassClusters } from '../synthesis/pass-repository.ts';
 import { EvalCorpusInvalid, readCorpusRuns, readHeldout, readLabels } from './eval-corpus.ts';
 import {
   clusterPurity,
