@@ -1,15 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { Option, type Command } from 'commander';
+import { createServices } from '../../app/services.ts';
 import { startSynthesisPass } from '../../client/synthesis-client.ts';
 import type { Config } from '../../config.ts';
-import { createEmbedder } from '../../embedding/embedder.ts';
 import { formatEvalReport } from '../../eval/eval-table.ts';
 import { runEval } from '../../eval/run-eval.ts';
-import { recallSkill } from '../../recall/recall.ts';
 import { readStackFile } from '../../stack-file.ts';
 import { createPool } from '../../store/database.ts';
-import { createSkillRepository } from '../../store/skill-repository.ts';
 import type { CliContext } from '../context.ts';
 import { startLocalStack } from '../local-stack.ts';
 import { watchPass } from './synthesis.ts';
@@ -56,25 +54,21 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
       const started = Date.now();
       const say = (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}\n`);
       const tenantId = freshEvalTenant();
-      const embedder = await createEmbedder(config.embedding);
       const stack = await openStack(context, config);
       const pool = createPool(stack.databaseUrl);
       const connection = await Connection.connect({ address: stack.temporalAddress });
       try {
         say(`eval tenant ${tenantId}: Temporal ${stack.temporalAddress}`);
         const client = new Client({ connection, namespace: config.temporal.namespace });
-        const recallDependencies = {
-          pool,
-          skills: createSkillRepository({ pool, defaultLicense: config.skillLicense }),
-          embedder,
-          similarityTau: config.synthesis.similarityTau,
-        };
+        const services = createServices(config, pool, { logger: context.logger, temporalAddress: stack.temporalAddress });
+        // Load the model before the first pass, so a missing model fails the eval at once.
+        await services.embedder();
         const report = await runEval(
           {
             pool,
             runPass: async (tenant) =>
               watchPass(await startSynthesisPass(client, { tenantId: tenant, full: true, taskQueue: config.temporal.taskQueue })),
-            recall: async (tenant, goal) => (await recallSkill(recallDependencies, tenant, { goal, topK: 2 })).map((match) => match.name),
+            recall: async (tenant, goal) => (await services.recall(tenant, { goal, topK: 2 })).map((match) => match.name),
             progress: say,
           },
           {
