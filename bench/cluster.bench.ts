@@ -15,7 +15,9 @@ import { createHash } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { agglomerate, clusterVectors, type ClusterLinkage } from '../src/clustering/cluster-goals.ts';
+import { clusterVectors, type ClusterLinkage } from '../src/clustering/cluster-goals.ts';
+import { goalSimilarity } from '../src/clustering/run-similarity.ts';
+import { wholeSetPartition } from '../test/support/reference-clustering.ts';
 import { structuredUnitVectors } from '../test/support/synthetic-vectors.ts';
 
 const { values } = parseArgs({
@@ -70,12 +72,7 @@ async function runChild(method: string, n: number): Promise<void> {
       },
     };
   } else {
-    const parts = agglomerate(
-      vectors,
-      vectors.map((_, index) => index),
-      similarityTau,
-      linkage,
-    );
+    const parts = wholeSetPartition(vectors.length, goalSimilarity(vectors, similarityTau), linkage);
     const clusters = parts.filter((part) => part.length > 1);
     result = {
       method,

@@ -1,19 +1,24 @@
-import { agnes } from 'ml-hclust';
-import { cosineDistance, cutHeight, tauComponents, type TauComponentsOptions } from './tau-components.ts';
+import { condensedMatrixBytes, nearestNeighbourChainCut, type Linkage } from './nearest-neighbour-chain.ts';
+import { goalSimilarity, type RunSimilarity } from './run-similarity.ts';
+import { thresholdComponents, type TauComponentsOptions } from './tau-components.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
-export type ClusterLinkage = 'average' | 'complete' | 'single';
+export type ClusterLinkage = Linkage;
 
-export interface ClusterVectorsOptions {
-  similarityTau: number;
+export interface ClusterRunsOptions {
   linkage: ClusterLinkage;
   /**
-   * Largest τ-component handed to `ml-hclust` (O(m³) time, O(m²) memory per component).
-   * A larger one fails loudly with `ClusterComponentTooLarge` rather than hang a pass.
+   * Largest threshold-graph component clustered with average or complete linkage: the
+   * nearest-neighbour chain holds one m(m−1)/2 matrix of doubles (15,000 → 900 MB). A larger
+   * one fails loudly with `ClusterComponentTooLarge` rather than exhaust memory mid-pass.
    */
   maxComponentSize?: number;
-  /** Passed to `tauComponents`. */
+  /** Passed to `thresholdComponents`. */
   candidates?: TauComponentsOptions['candidates'];
+}
+
+export interface ClusterVectorsOptions extends ClusterRunsOptions {
+  similarityTau: number;
 }
 
 export interface VectorClustering {
@@ -27,7 +32,7 @@ export interface VectorClustering {
   comparedPairs: number;
 }
 
-export const defaultMaxComponentSize = 3000;
+export const defaultMaxComponentSize = 15_000;
 
 export class ClusterComponentTooLarge extends SkillsmithError {
   static override readonly code = 'ClusterComponentTooLarge';
@@ -37,57 +42,27 @@ export class ClusterComponentTooLarge extends SkillsmithError {
     readonly maxComponentSize: number,
   ) {
     super(
-      `a τ-component of ${componentSize} goals exceeds the ${maxComponentSize} that agglomerative clustering ` +
-        'handles per component; raise SKILLSMITH_SIMILARITY_TAU or use single linkage',
+      `a threshold-graph component of ${componentSize} runs exceeds the ${maxComponentSize} that agglomerative ` +
+        `clustering handles per component (its distance matrix would take ${Math.round(condensedMatrixBytes(componentSize) / 2 ** 20)} MiB); ` +
+        'raise SKILLSMITH_SIMILARITY_TAU, use a procedure-aware SKILLSMITH_CLUSTER_SIMILARITY, or use single linkage',
     );
   }
 }
 
-/** The condensed distance matrix of some members, as ml-hclust takes it. */
-export function distanceMatrix(vectors: Float32Array[], members: number[]): number[][] {
-  const size = members.length;
-  const matrix: number[][] = Array.from({ length: size }, () => new Array<number>(size).fill(0));
-  for (let i = 0; i < size; i++) {
-    const row = matrix[i]!;
-    const vectorI = vectors[members[i]!]!;
-    for (let j = 0; j < i; j++) {
-      const distance = cosineDistance(vectorI, vectors[members[j]!]!);
-      row[j] = distance;
-      matrix[j]![i] = distance;
-    }
-  }
-  return matrix;
-}
-
 /**
- * `ml-hclust` agglomerative clustering of the given members on cosine distance, cut at
- * 1 − τ (its `cut(h)` keeps a node when `h >= node.height`). Returns clusters of indices.
+ * Clusters runs under a run similarity: components of its threshold graph first, then the
+ * nearest-neighbour chain inside each component with the configured linkage. Yields exactly the
+ * partition agglomerative clustering gives on the whole set (every cross-component distance
+ * exceeds the cut, so no merge at or below it crosses components; proved against `ml-hclust`
+ * by test/clustering). Single linkage needs no tree at all: its cut is the components themselves.
  */
-export function agglomerate(
+export async function clusterRuns(
   vectors: Float32Array[],
-  members: number[],
-  similarityTau: number,
-  linkage: ClusterLinkage,
-): number[][] {
-  if (members.length === 1) return [[members[0]!]];
-  const tree = agnes(distanceMatrix(vectors, members), { method: linkage, isDistanceMatrix: true });
-  return tree
-    .cut(cutHeight(similarityTau))
-    .map((node) => node.indices().map((local) => members[local]!).sort((a, b) => a - b));
-}
-
-/**
- * Clusters unit vectors: τ-components first, then `ml-hclust` inside each component with the
- * configured linkage. Yields exactly the partition `ml-hclust` gives on the whole set (proved
- * by test/clustering), at a fraction of the cost. Single linkage needs no tree at all: its cut
- * at 1 − τ is the components themselves.
- */
-export async function clusterVectors(
-  vectors: Float32Array[],
-  options: ClusterVectorsOptions,
+  similarity: RunSimilarity,
+  options: ClusterRunsOptions,
 ): Promise<VectorClustering> {
   const maxComponentSize = options.maxComponentSize ?? defaultMaxComponentSize;
-  const { components, edgeCount, comparedPairs } = await tauComponents(vectors, options.similarityTau, {
+  const { components, edgeCount, comparedPairs } = await thresholdComponents(vectors, similarity, {
     candidates: options.candidates ?? 'auto',
   });
   const largestComponentSize = components.reduce((largest, component) => Math.max(largest, component.length), 0);
@@ -105,9 +80,15 @@ export async function clusterVectors(
       clusters.push(component);
       continue;
     }
-    for (const cluster of agglomerate(vectors, component, options.similarityTau, options.linkage)) {
-      if (cluster.length === 1) singletonCount++;
-      else clusters.push(cluster);
+    const parts = nearestNeighbourChainCut(
+      component.length,
+      (a, b) => similarity.distance(component[a]!, component[b]!),
+      options.linkage,
+      similarity.cutHeight,
+    );
+    for (const part of parts) {
+      if (part.length === 1) singletonCount++;
+      else clusters.push(part.map((local) => component[local]!));
     }
   }
   clusters.sort((a, b) => a[0]! - b[0]!);
@@ -119,4 +100,9 @@ export async function clusterVectors(
     edgeCount,
     comparedPairs,
   };
+}
+
+/** Clusters unit vectors on goal cosine alone (`clusterRuns` with the `goal` design). */
+export async function clusterVectors(vectors: Float32Array[], options: ClusterVectorsOptions): Promise<VectorClustering> {
+  return clusterRuns(vectors, goalSimilarity(vectors, options.similarityTau), options);
 }

@@ -1,6 +1,7 @@
 /**
- * The τ-graph decomposition: connected components of the graph whose edges join vectors with
- * cosine distance `1 − a·b ≤ 1 − τ`. Agglomerative clustering with single, average or complete
+ * The τ-graph decomposition: connected components of the graph whose edges join runs within the
+ * cut height of the clustering's distance (for goal similarity alone: cosine distance
+ * `1 − a·b ≤ 1 − τ`; for the procedure-aware designs see run-similarity.ts). Agglomerative clustering with single, average or complete
  * linkage cut at height `1 − τ` never merges across these components (every cross-component
  * distance exceeds the cut), so each component can be clustered alone.
  *
@@ -12,8 +13,9 @@
  * exactly. (Triangle-inequality pivot pruning was tried and pruned almost nothing on 384-d
  * goal-like data: in high dimensions every pivot is far from most of its group.)
  */
+import { dot } from './cosine.ts';
+import { goalSimilarity, type RunSimilarity } from './run-similarity.ts';
 import { candidateMargin, forEachCandidatePair } from './similarity-candidates.ts';
-
 
 /** Inputs must be unit vectors up to this much (pgvector round trips keep ~1e-7). */
 export const unitNormTolerance = 1e-4;
@@ -21,34 +23,6 @@ export const unitNormTolerance = 1e-4;
 const directComparisonLimit = 1500;
 /** Rows per block in the direct comparison (keeps a block of rows hot in cache). */
 const blockRows = 64;
-
-/** Dot product accumulated in double, in a fixed order (symmetric: dot(a, b) === dot(b, a)). */
-export function dot(a: Float32Array, b: Float32Array): number {
-  const length = a.length;
-  let s0 = 0;
-  let s1 = 0;
-  let s2 = 0;
-  let s3 = 0;
-  let k = 0;
-  for (; k + 3 < length; k += 4) {
-    s0 += a[k]! * b[k]!;
-    s1 += a[k + 1]! * b[k + 1]!;
-    s2 += a[k + 2]! * b[k + 2]!;
-    s3 += a[k + 3]! * b[k + 3]!;
-  }
-  for (; k < length; k++) s0 += a[k]! * b[k]!;
-  return s0 + s1 + (s2 + s3);
-}
-
-/** The cosine distance of two unit vectors, exactly as the clustering uses it. */
-export function cosineDistance(a: Float32Array, b: Float32Array): number {
-  return 1 - dot(a, b);
-}
-
-/** The cut height that corresponds to a similarity threshold τ. */
-export function cutHeight(similarityTau: number): number {
-  return 1 - similarityTau;
-}
 
 export interface TauComponents {
   /** Each component's member indices, ascending; components ordered by their first member. */
@@ -121,12 +95,45 @@ export async function tauComponents(
   similarityTau: number,
   options: TauComponentsOptions = {},
 ): Promise<TauComponents> {
-  if (!(similarityTau > -1 && similarityTau <= 1)) {
-    throw new RangeError(`similarityTau must be in (-1, 1], got ${similarityTau}`);
+  return thresholdComponents(vectors, goalSimilarity(vectors, similarityTau), options);
+}
+
+/**
+ * Groups of runs whose procedures could join at all: connected components of the distinct
+ * procedures under `proceduresCanJoin`. No edge crosses two groups, so each is searched alone.
+ */
+function procedureGroups(count: number, similarity: RunSimilarity): number[][] {
+  const procedures = similarity.procedures;
+  if (!procedures) return [Array.from({ length: count }, (_, index) => index)];
+  const distinct = procedures.distinctCount;
+  const traces = new UnionFind(distinct);
+  for (let a = 0; a < distinct; a++) {
+    for (let b = 0; b < a; b++) if (similarity.proceduresCanJoin(a, b)) traces.union(a, b);
   }
+  const byRoot = new Map<number, number[]>();
+  for (let run = 0; run < count; run++) {
+    const root = traces.find(procedures.traceOfRun[run]!);
+    const members = byRoot.get(root);
+    if (members) members.push(run);
+    else byRoot.set(root, [run]);
+  }
+  return [...byRoot.values()];
+}
+
+/**
+ * Connected components of a run similarity's threshold graph (distance ≤ its cut height).
+ * Candidates come from goal products at the similarity's goal floor, within groups of runs whose
+ * procedures can join; each candidate is decided by the exact distance the clustering uses.
+ */
+export async function thresholdComponents(
+  vectors: Float32Array[],
+  similarity: RunSimilarity,
+  options: TauComponentsOptions = {},
+): Promise<TauComponents> {
   assertUnitVectors(vectors);
   const n = vectors.length;
-  const height = cutHeight(similarityTau);
+  const height = similarity.cutHeight;
+  const traceOfRun = similarity.procedures?.traceOfRun;
   const unionFind = new UnionFind(n);
   let edgeCount = 0;
   let comparedPairs = 0;
@@ -134,25 +141,30 @@ export async function tauComponents(
   const link = (i: number, j: number): void => {
     // Only connectivity matters: a pair already in one component needs no distance.
     if (unionFind.find(i) === unionFind.find(j)) return;
+    if (traceOfRun && !similarity.proceduresCanJoin(traceOfRun[i]!, traceOfRun[j]!)) return;
     comparedPairs++;
-    if (cosineDistance(vectors[i]!, vectors[j]!) <= height) {
+    if (similarity.distance(i, j) <= height) {
       edgeCount++;
       unionFind.union(i, j);
     }
   };
 
   const candidates = options.candidates ?? 'auto';
-  const allPairs = candidates === 'all-pairs' || (candidates === 'auto' && n <= directComparisonLimit);
-  if (allPairs) {
-    for (let blockStart = 0; blockStart < n; blockStart += blockRows) {
-      const blockEnd = Math.min(n, blockStart + blockRows);
-      for (let j = blockStart; j < n; j++) {
-        const rowEnd = Math.min(blockEnd, j);
-        for (let i = blockStart; i < rowEnd; i++) link(i, j);
+  for (const group of procedureGroups(n, similarity)) {
+    const size = group.length;
+    const allPairs = candidates === 'all-pairs' || (candidates === 'auto' && size <= directComparisonLimit);
+    if (allPairs) {
+      for (let blockStart = 0; blockStart < size; blockStart += blockRows) {
+        const blockEnd = Math.min(size, blockStart + blockRows);
+        for (let j = blockStart; j < size; j++) {
+          const rowEnd = Math.min(blockEnd, j);
+          for (let i = blockStart; i < rowEnd; i++) link(group[i]!, group[j]!);
+        }
       }
+    } else {
+      const groupVectors = group.map((run) => vectors[run]!);
+      await forEachCandidatePair(groupVectors, similarity.goalFloor - candidateMargin, (i, j) => link(group[i]!, group[j]!));
     }
-  } else {
-    await forEachCandidatePair(vectors, 1 - height - candidateMargin, link);
   }
 
   const byRoot = new Map<number, number[]>();

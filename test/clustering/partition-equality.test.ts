@@ -1,6 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { agglomerate, clusterVectors, type ClusterLinkage } from '../../src/clustering/cluster-goals.ts';
+import { clusterRuns, clusterVectors, type ClusterLinkage } from '../../src/clustering/cluster-goals.ts';
+import { nearestNeighbourChainCut } from '../../src/clustering/nearest-neighbour-chain.ts';
+import { goalSimilarity, runSimilarity, type RunSimilarity, type SimilarityDesign } from '../../src/clustering/run-similarity.ts';
 import { tauComponents } from '../../src/clustering/tau-components.ts';
+import { ProcedureTable, type ProcedureTrace } from '../../src/clustering/tool-sequence-similarity.ts';
+import { createSeededRandom } from '../../src/runs/seeded-random.ts';
+import { wholeSetPartition } from '../support/reference-clustering.ts';
 import { randomUnitVectors, structuredUnitVectors } from '../support/synthetic-vectors.ts';
 
 /** A partition as a canonical string: members sorted, parts sorted by first member. */
@@ -19,14 +24,28 @@ function withSingletons(count: number, clusters: number[][]): number[][] {
 
 async function expectSamePartitionAsWholeSet(vectors: Float32Array[], similarityTau: number, linkage: ClusterLinkage) {
   const ours = await clusterVectors(vectors, { similarityTau, linkage });
-  const whole = agglomerate(
-    vectors,
-    vectors.map((_, index) => index),
-    similarityTau,
-    linkage,
-  );
+  const whole = wholeSetPartition(vectors.length, goalSimilarity(vectors, similarityTau), linkage);
   expect(canonical(withSingletons(vectors.length, ours.clusters))).toBe(canonical(whole));
   return ours;
+}
+
+async function expectSameRunPartitionAsWholeSet(vectors: Float32Array[], similarity: RunSimilarity, linkage: ClusterLinkage) {
+  const ours = await clusterRuns(vectors, similarity, { linkage });
+  const whole = wholeSetPartition(vectors.length, similarity, linkage);
+  expect(canonical(withSingletons(vectors.length, ours.clusters))).toBe(canonical(whole));
+  return ours;
+}
+
+/** Random procedures over a small tool vocabulary: some shared, some with an extra step, some incomplete. */
+function randomTraces(count: number, seed: number): ProcedureTrace[] {
+  const random = createSeededRandom(seed);
+  const tools = ['search', 'select', 'book', 'pay', 'notify', 'verify', 'lookup'];
+  const bases = Array.from({ length: 5 }, () => Array.from({ length: random.integer(2, 5) }, () => random.pick(tools)));
+  return Array.from({ length: count }, () => {
+    const base = [...random.pick(bases)];
+    if (random.chance(0.3)) base.splice(random.integer(0, base.length), 0, random.pick(tools));
+    return { tools: base, completed: random.chance(0.85) };
+  });
 }
 
 const linkages: ClusterLinkage[] = ['average', 'complete', 'single'];
@@ -62,6 +81,61 @@ describe('τ-component clustering equals ml-hclust on the whole set', () => {
       await expectSamePartitionAsWholeSet(vectors, 0.97, linkage);
     });
   }
+});
+
+describe('the nearest-neighbour chain equals ml-hclust on the whole set', () => {
+  for (const linkage of linkages) {
+    it(`cuts the same partition as agnes under ${linkage} linkage at every height (random 3-d vectors, no τ-components)`, () => {
+      const vectors = randomUnitVectors(150, 3, 17);
+      const similarity = goalSimilarity(vectors, 0.5);
+      for (const cutHeight of [0.001, 0.01, 0.05, 0.2, 0.6, 1.2, 2]) {
+        const chain = nearestNeighbourChainCut(vectors.length, similarity.distance, linkage, cutHeight);
+        const whole = wholeSetPartition(vectors.length, { ...similarity, cutHeight }, linkage);
+        expect(canonical(chain)).toBe(canonical(whole));
+      }
+    });
+  }
+});
+
+describe('procedure-aware clustering equals ml-hclust on the whole set under the same similarity', () => {
+  const designs: { design: SimilarityDesign; similarityTau: number; toolSimilarityTau: number }[] = [
+    { design: 'product', similarityTau: 0.75, toolSimilarityTau: 0 },
+    { design: 'gate', similarityTau: 0.75, toolSimilarityTau: 0.7 },
+  ];
+  for (const settings of designs) {
+    for (const linkage of linkages) {
+      it(`${settings.design}: ${linkage} linkage on 400 runs (random 6-d goals, random procedures)`, async () => {
+        const vectors = randomUnitVectors(400, 6, 23);
+        const procedures = new ProcedureTable(randomTraces(400, 23));
+        const similarity = runSimilarity(vectors, procedures, settings);
+        const ours = await expectSameRunPartitionAsWholeSet(vectors, similarity, linkage);
+        expect(ours.componentCount).toBeGreaterThan(5);
+        expect(ours.clusters.length).toBeGreaterThan(5);
+      });
+    }
+  }
+
+  it('holds for any small set of runs, design, τ and linkage (property)', async () => {
+    const { default: fc } = await import('fast-check');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+        fc.integer({ min: 2, max: 50 }),
+        fc.integer({ min: 2, max: 5 }),
+        fc.constantFrom<SimilarityDesign>('goal', 'product', 'gate'),
+        fc.double({ min: 0.3, max: 0.95, noNaN: true }),
+        fc.double({ min: 0.3, max: 0.95, noNaN: true }),
+        fc.constantFrom<ClusterLinkage>('average', 'complete', 'single'),
+        async (seed, count, dimension, design, similarityTau, toolSimilarityTau, linkage) => {
+          const vectors = randomUnitVectors(count, dimension, seed);
+          const procedures = new ProcedureTable(randomTraces(count, seed));
+          const similarity = runSimilarity(vectors, procedures, { design, similarityTau, toolSimilarityTau });
+          await expectSameRunPartitionAsWholeSet(vectors, similarity, linkage);
+        },
+      ),
+      { numRuns: 150, seed: 20261201 },
+    );
+  });
 });
 
 describe('tauComponents', () => {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbedder, taskPrefix, type Embedder } from '../../src/embedding/embedder.ts';
 import { EmbeddingDimensionMismatch, EmbeddingModelUnavailable } from '../../src/embedding/embedding-errors.ts';
 import { testEmbeddingModel } from '../../src/embedding/model-pull.ts';
-import { dot } from '../../src/clustering/tau-components.ts';
+import { dot } from '../../src/clustering/cosine.ts';
 import { requireTestModel, testModelDir, testModelSettings } from '../support/test-model.ts';
 
 describe('embedder on the registry-shipped test model', () => {

@@ -1,0 +1,95 @@
+/**
+ * The similarity the clustering cuts: "the same kind of goal, done by the same kind of
+ * procedure". Each design is a distance between two runs and a cut height; the threshold graph
+ * (distance ≤ cut) is what the τ-components are computed on, so the decomposition stays exact for
+ * whichever design is chosen.
+ *
+ * - `goal`: goal cosine alone, d = 1 − g, cut 1 − τ (tool-blind; what skillsmith did first).
+ * - `product`: d = 1 − g·t, cut 1 − τ — goal cosine scaled by tool-sequence similarity t ∈ [0, 1].
+ *   A pair joins only when both are high: g·t ≥ τ needs g ≥ τ and t ≥ τ.
+ * - `gate`: the goal distance on its own scale, (1 − g) / (1 − τ_goal), cut 1, for pairs whose
+ *   procedures pass the gate t ≥ τ_tool; a pair that fails it is at least (1 − t) / (1 − τ_tool) > 1
+ *   apart. A pair joins iff g ≥ τ_goal and t ≥ τ_tool. (Past the gate the goal alone orders merges:
+ *   a max of both parts would make every pair whose tool part dominates tie at a few discrete
+ *   values, and the cut of a dendrogram with tied merges is not unique.)
+ */
+import { cosineDistance, dot } from './cosine.ts';
+import type { ProcedureTable } from './tool-sequence-similarity.ts';
+
+export type SimilarityDesign = 'goal' | 'product' | 'gate';
+
+export interface SimilaritySettings {
+  design: SimilarityDesign;
+  /** τ of `goal` and `product`; τ_goal of `gate`. */
+  similarityTau: number;
+  /** τ_tool of `gate` (ignored by the other designs). */
+  toolSimilarityTau: number;
+}
+
+export interface RunSimilarity {
+  /** Distance between runs a and b (symmetric, ≥ 0 for identical runs). */
+  distance(a: number, b: number): number;
+  /** Merges of height ≤ this are applied; pairs within it are the threshold graph's edges. */
+  cutHeight: number;
+  /** No edge has a goal cosine below this: candidate pairs can be filtered on goal products alone. */
+  goalFloor: number;
+  /** False when no pair of these two distinct procedures can be an edge, whatever their goals. */
+  proceduresCanJoin(traceA: number, traceB: number): boolean;
+  /** The procedure table behind the tool signal (absent for `goal`). */
+  procedures?: ProcedureTable;
+}
+
+function assertFraction(name: string, value: number, { below1 }: { below1: boolean }): void {
+  if (!(value > 0 && (below1 ? value < 1 : value <= 1))) {
+    throw new RangeError(`${name} must be in (0, ${below1 ? '1)' : '1]'}, got ${value}`);
+  }
+}
+
+/** Goal cosine alone over unit vectors. */
+export function goalSimilarity(vectors: Float32Array[], similarityTau: number): RunSimilarity {
+  if (!(similarityTau > -1 && similarityTau <= 1)) {
+    throw new RangeError(`similarityTau must be in (-1, 1], got ${similarityTau}`);
+  }
+  return {
+    distance: (a, b) => cosineDistance(vectors[a]!, vectors[b]!),
+    cutHeight: 1 - similarityTau,
+    goalFloor: similarityTau,
+    proceduresCanJoin: () => true,
+  };
+}
+
+/** The configured design over unit goal vectors and the runs' procedure table. */
+export function runSimilarity(
+  vectors: Float32Array[],
+  procedures: ProcedureTable,
+  settings: SimilaritySettings,
+): RunSimilarity {
+  const { design, similarityTau, toolSimilarityTau } = settings;
+  if (design === 'goal') return goalSimilarity(vectors, similarityTau);
+  if (design === 'product') {
+    assertFraction('similarityTau', similarityTau, { below1: false });
+    return {
+      distance: (a, b) => 1 - dot(vectors[a]!, vectors[b]!) * procedures.similarity(a, b),
+      cutHeight: 1 - similarityTau,
+      goalFloor: similarityTau,
+      // g·t ≥ τ needs t ≥ τ / g, and g of unit vectors stored in float32 can exceed 1 by ~2e-4.
+      proceduresCanJoin: (traceA, traceB) => procedures.traceSimilarity(traceA, traceB) * 1.001 >= similarityTau,
+      procedures,
+    };
+  }
+  assertFraction('similarityTau', similarityTau, { below1: true });
+  assertFraction('toolSimilarityTau', toolSimilarityTau, { below1: true });
+  const goalScale = 1 - similarityTau;
+  const toolScale = 1 - toolSimilarityTau;
+  return {
+    distance: (a, b) => {
+      const goalPart = (1 - dot(vectors[a]!, vectors[b]!)) / goalScale;
+      const toolPart = (1 - procedures.similarity(a, b)) / toolScale;
+      return toolPart <= 1 ? goalPart : Math.max(goalPart, toolPart);
+    },
+    cutHeight: 1,
+    goalFloor: similarityTau,
+    proceduresCanJoin: (traceA, traceB) => (1 - procedures.traceSimilarity(traceA, traceB)) / toolScale <= 1,
+    procedures,
+  };
+}

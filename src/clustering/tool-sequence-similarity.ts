@@ -1,0 +1,122 @@
+/**
+ * How alike two runs' procedures are, from the tools of their successful calls in order.
+ *
+ * The similarity is the longest common subsequence (LCS) of the two tool sequences, normalised
+ * Dice-style: 2·LCS / (|a| + |b|). An optional step present in one run only costs one unit of
+ * LCS against a length of the procedure, so a 5-step procedure with and without its optional
+ * step scores 10/11 ≈ 0.91, while bigram overlap would lose two bigrams and score 0.5. A retried
+ * call leaves one successful call behind (the failed attempt is not part of the sequence), so a
+ * retry does not move the similarity at all; two consecutive successful calls of one tool are kept
+ * as two steps (looking up an origin and then a destination is not a retry).
+ *
+ * A run that did not complete stopped part-way, so its sequence is compared by containment:
+ * LCS / the shorter length — "what it did is a prefix-or-subsequence of the other's procedure".
+ * A run with no successful call carries no procedure evidence and is neutral (similarity 1):
+ * its goal alone places it, as it would have been placed before tool sequences were considered,
+ * so failures still count as attempts of the procedure they set out to do.
+ */
+
+export interface ProcedureTrace {
+  /** Tools of the run's successful calls, in call order. */
+  tools: readonly string[];
+  /** Whether the run completed; runs that failed or were cancelled are compared by containment. */
+  completed: boolean;
+}
+
+/** Length of the longest common subsequence of two token sequences, in O(|a|·|b|) time and O(|b|) space. */
+export function longestCommonSubsequence(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length === 0 || b.length === 0) return 0;
+  let previous = new Uint16Array(b.length + 1);
+  let current = new Uint16Array(b.length + 1);
+  for (let i = 1; i <= a.length; i++) {
+    const token = a[i - 1]!;
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = token === b[j - 1]! ? previous[j - 1]! + 1 : Math.max(previous[j]!, current[j - 1]!);
+    }
+    [previous, current] = [current, previous];
+  }
+  return previous[b.length]!;
+}
+
+function similarityOfTokens(a: ArrayLike<number>, completedA: boolean, b: ArrayLike<number>, completedB: boolean): number {
+  const common = longestCommonSubsequence(a, b);
+  if (completedA && completedB) {
+    const total = a.length + b.length;
+    return total === 0 ? 1 : (2 * common) / total;
+  }
+  const shorter = Math.min(a.length, b.length);
+  return shorter === 0 ? 1 : common / shorter;
+}
+
+/** Up to this many distinct traces the pairwise similarities are tabulated (2,048² doubles = 32 MiB). */
+const tabulatedTraceLimit = 2048;
+
+/**
+ * The distinct procedure traces of a set of runs and their pairwise similarities: real traces
+ * repeat a few hundred procedures across thousands of runs, so the similarities are computed once
+ * per pair of distinct traces and every pair of runs is a table lookup. Past `tabulatedTraceLimit`
+ * distinct traces a pair is computed when asked (the same function, so the same value).
+ */
+export class ProcedureTable {
+  /** For each run, the index of its distinct trace. */
+  readonly traceOfRun: Int32Array;
+  readonly distinctCount: number;
+  private readonly distinct: { tokens: Int32Array; completed: boolean }[] = [];
+  private readonly table: Float64Array | undefined;
+
+  constructor(traces: readonly ProcedureTrace[]) {
+    const toolIds = new Map<string, number>();
+    const traceIds = new Map<string, number>();
+    this.traceOfRun = new Int32Array(traces.length);
+    traces.forEach((trace, run) => {
+      const tokens = Int32Array.from(trace.tools, (tool) => {
+        let id = toolIds.get(tool);
+        if (id === undefined) toolIds.set(tool, (id = toolIds.size));
+        return id;
+      });
+      const key = `${trace.completed ? 'c' : 'i'}:${tokens.join(',')}`;
+      let id = traceIds.get(key);
+      if (id === undefined) {
+        traceIds.set(key, (id = this.distinct.length));
+        this.distinct.push({ tokens, completed: trace.completed });
+      }
+      this.traceOfRun[run] = id;
+    });
+    const count = this.distinct.length;
+    this.distinctCount = count;
+    if (count <= tabulatedTraceLimit) {
+      const table = new Float64Array(count * count);
+      for (let i = 0; i < count; i++) {
+        table[i * count + i] = 1;
+        for (let j = 0; j < i; j++) {
+          const value = this.computeSimilarity(i, j);
+          table[i * count + j] = value;
+          table[j * count + i] = value;
+        }
+      }
+      this.table = table;
+    }
+  }
+
+  private computeSimilarity(traceA: number, traceB: number): number {
+    const a = this.distinct[traceA]!;
+    const b = this.distinct[traceB]!;
+    return similarityOfTokens(a.tokens, a.completed, b.tokens, b.completed);
+  }
+
+  /** The similarity of two distinct traces (indices as in `traceOfRun`), in [0, 1]; symmetric. */
+  traceSimilarity(traceA: number, traceB: number): number {
+    if (this.table) return this.table[traceA * this.distinctCount + traceB]!;
+    return traceA === traceB ? 1 : this.computeSimilarity(Math.min(traceA, traceB), Math.max(traceA, traceB));
+  }
+
+  /** The tool-sequence similarity of runs `a` and `b`, in [0, 1]; symmetric. */
+  similarity(a: number, b: number): number {
+    return this.traceSimilarity(this.traceOfRun[a]!, this.traceOfRun[b]!);
+  }
+}
+
+/** The tool-sequence similarity of two traces (what `ProcedureTable` tabulates). */
+export function toolSequenceSimilarity(a: ProcedureTrace, b: ProcedureTrace): number {
+  return new ProcedureTable([a, b]).similarity(0, 1);
+}
