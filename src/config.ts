@@ -42,6 +42,12 @@ const environmentSchema = z.object({
 
   SKILLSMITH_SIMILARITY_TAU: fraction.default(0.82),
   SKILLSMITH_CLUSTER_LINKAGE: z.enum(['average', 'complete', 'single']).default('average'),
+  // Unset: the embedding model's measured defaults (clusteringDefaultsByModel).
+  SKILLSMITH_CLUSTER_SIMILARITY: z.enum(['goal', 'product', 'mix', 'gate']).optional(),
+  SKILLSMITH_CLUSTER_TAU: fraction.optional(),
+  SKILLSMITH_CLUSTER_GOAL_WEIGHT: fraction.optional(),
+  SKILLSMITH_CLUSTER_TOOL_TAU: fraction.optional(),
+  SKILLSMITH_CLUSTER_MAX_COMPONENT: positiveInt.default(15_000),
   SKILLSMITH_MIN_OCCURRENCES: positiveInt.default(3),
   SKILLSMITH_MIN_SUCCESS_RATE: fraction.default(0.8),
   SKILLSMITH_MIN_STEPS: positiveInt.default(3),
@@ -78,6 +84,35 @@ const environmentSchema = z.object({
 
 export type Environment = z.input<typeof environmentSchema>;
 
+export type ClusterSimilarity = 'goal' | 'product' | 'mix' | 'gate';
+
+/** How runs are judged alike when clustering (src/clustering/run-similarity.ts). */
+export interface ClusteringDefaults {
+  similarity: ClusterSimilarity;
+  /** The cut of `product` and `mix` on their combined score. */
+  clusterTau: number;
+  /** `mix`: the goal cosine's weight; the tool-sequence similarity has the rest. */
+  goalWeight: number;
+  /** `gate`: the tool-sequence similarity a pair needs besides goal cosine ≥ SKILLSMITH_SIMILARITY_TAU. */
+  toolTau: number;
+}
+
+/**
+ * Clustering defaults per embedding model, chosen on NESTFUL and the generated corpus
+ * (bench/README.md, "Procedure-aware clustering"). A goal cosine's scale is the model's own, so
+ * the cut moves with it. all-MiniLM-L6-v2 is measured; nomic-embed-text-v1.5 cannot be obtained
+ * here, so its cut is MiniLM's shifted by the goal weight times the difference of the two models'
+ * goal-only τ (0.82 − 0.5): a derivation to re-measure, not a measurement. Other models get nomic's.
+ */
+export const clusteringDefaultsByModel: Readonly<Record<string, ClusteringDefaults>> = {
+  'sentence-transformers/all-MiniLM-L6-v2': { similarity: 'mix', clusterTau: 0.75, goalWeight: 0.4, toolTau: 0.85 },
+  'nomic-ai/nomic-embed-text-v1.5': { similarity: 'mix', clusterTau: 0.88, goalWeight: 0.4, toolTau: 0.85 },
+};
+
+export function clusteringDefaultsFor(modelId: string): ClusteringDefaults {
+  return clusteringDefaultsByModel[modelId] ?? clusteringDefaultsByModel['nomic-ai/nomic-embed-text-v1.5']!;
+}
+
 export interface Config {
   home: string;
   databaseUrl: string | undefined;
@@ -102,8 +137,15 @@ export interface Config {
     batchSize: number;
   };
   synthesis: {
+    /** Goal-cosine τ: the `goal` design's cut, the `gate` design's goal threshold, recall and reconcile. */
     similarityTau: number;
     linkage: 'average' | 'complete' | 'single';
+    clusterSimilarity: ClusterSimilarity;
+    clusterTau: number;
+    clusterGoalWeight: number;
+    clusterToolTau: number;
+    /** Largest threshold-graph component average/complete linkage clusters (ClusterComponentTooLarge past it). */
+    clusterMaxComponent: number;
     minOccurrences: number;
     minSuccessRate: number;
     minSteps: number;
@@ -164,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const e = parsed.data;
+  const clustering = clusteringDefaultsFor(e.SKILLSMITH_EMBEDDING_MODEL);
   return {
     home: e.SKILLSMITH_HOME,
     databaseUrl: e.DATABASE_URL,
@@ -190,6 +233,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     synthesis: {
       similarityTau: e.SKILLSMITH_SIMILARITY_TAU,
       linkage: e.SKILLSMITH_CLUSTER_LINKAGE,
+      clusterSimilarity: e.SKILLSMITH_CLUSTER_SIMILARITY ?? clustering.similarity,
+      clusterTau: e.SKILLSMITH_CLUSTER_TAU ?? clustering.clusterTau,
+      clusterGoalWeight: e.SKILLSMITH_CLUSTER_GOAL_WEIGHT ?? clustering.goalWeight,
+      clusterToolTau: e.SKILLSMITH_CLUSTER_TOOL_TAU ?? clustering.toolTau,
+      clusterMaxComponent: e.SKILLSMITH_CLUSTER_MAX_COMPONENT,
       minOccurrences: e.SKILLSMITH_MIN_OCCURRENCES,
       minSuccessRate: e.SKILLSMITH_MIN_SUCCESS_RATE,
       minSteps: e.SKILLSMITH_MIN_STEPS,

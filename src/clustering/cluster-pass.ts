@@ -3,7 +3,9 @@ import type { Config } from '../config.ts';
 import { loadGoalEmbeddings } from '../embedding/goal-embedding-repository.ts';
 import { selectRunsForExtraction, type RunWindow } from '../runs/run-repository.ts';
 import type { Queryable } from '../store/database.ts';
-import { clusterVectors } from './cluster-goals.ts';
+import { clusterRuns } from './cluster-goals.ts';
+import { runSimilarity } from './run-similarity.ts';
+import { ProcedureTable } from './tool-sequence-similarity.ts';
 import { assessClusters, isSuccessfulSequence, type ClusterAssessment, type ClusterRun } from './qualification.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
@@ -37,7 +39,15 @@ export interface ClusterPassResult {
   tenantId: string;
   modelId: string;
   linkage: Config['synthesis']['linkage'];
+  /** Goal-cosine τ (the `goal` design's cut, the `gate` design's goal threshold). */
   similarityTau: number;
+  /** The run similarity the clustering cut, with the settings it read. */
+  similarity: {
+    design: Config['synthesis']['clusterSimilarity'];
+    clusterTau: number;
+    goalWeight: number;
+    toolTau: number;
+  };
   /** Runs in the window (all embedded). */
   goals: number;
   componentCount: number;
@@ -54,8 +64,9 @@ export function clusterIdOf(runIds: string[]): string {
 }
 
 /**
- * CLUSTER: the embedded goals of the runs in the window, τ-components then agglomerative
- * clustering per component, then the thresholds. Fails loudly when a run has no embedding.
+ * CLUSTER: the runs in the window under the configured run similarity (goal embedding and the
+ * tools of their successful calls), threshold-graph components then agglomerative clustering per
+ * component, then the thresholds. Fails loudly when a run has no embedding.
  */
 export async function clusterRunGoals(
   db: Queryable,
@@ -79,10 +90,21 @@ export async function clusterRunGoals(
     throw new GoalsNotEmbedded(tenantId, options.modelId, missing.length, missing[0]!.runId);
   }
   options.onStage?.('clustering');
-  const clustering = await clusterVectors(
-    runs.map((run) => vectorByRun.get(run.runId)!),
-    { similarityTau: synthesis.similarityTau, linkage: synthesis.linkage },
+  const goalVectors = runs.map((run) => vectorByRun.get(run.runId)!);
+  const procedures = new ProcedureTable(
+    runs.map((run) => ({ tools: run.successfulTools, completed: run.status === 'completed' })),
   );
+  const similarity = runSimilarity(goalVectors, procedures, {
+    design: synthesis.clusterSimilarity,
+    goalTau: synthesis.similarityTau,
+    clusterTau: synthesis.clusterTau,
+    toolTau: synthesis.clusterToolTau,
+    goalWeight: synthesis.clusterGoalWeight,
+  });
+  const clustering = await clusterRuns(goalVectors, similarity, {
+    linkage: synthesis.linkage,
+    maxComponentSize: synthesis.clusterMaxComponent,
+  });
   const members: ClusterRun[][] = clustering.clusters.map((cluster) =>
     cluster.map((index) => {
       const run = runs[index]!;
@@ -112,6 +134,12 @@ export async function clusterRunGoals(
     modelId: options.modelId,
     linkage: synthesis.linkage,
     similarityTau: synthesis.similarityTau,
+    similarity: {
+      design: synthesis.clusterSimilarity,
+      clusterTau: synthesis.clusterTau,
+      goalWeight: synthesis.clusterGoalWeight,
+      toolTau: synthesis.clusterToolTau,
+    },
     goals: runs.length,
     componentCount: clustering.componentCount,
     largestComponentSize: clustering.largestComponentSize,

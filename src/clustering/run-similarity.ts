@@ -4,9 +4,12 @@
  * (distance ≤ cut) is what the τ-components are computed on, so the decomposition stays exact for
  * whichever design is chosen.
  *
- * - `goal`: goal cosine alone, d = 1 − g, cut 1 − τ (tool-blind; what skillsmith did first).
+ * - `goal`: goal cosine alone, d = 1 − g, cut 1 − τ_goal (tool-blind; what skillsmith did first).
  * - `product`: d = 1 − g·t, cut 1 − τ — goal cosine scaled by tool-sequence similarity t ∈ [0, 1].
  *   A pair joins only when both are high: g·t ≥ τ needs g ≥ τ and t ≥ τ.
+ * - `mix`: d = 1 − (w·g + (1 − w)·t), cut 1 − τ — a weighted mean: a strong signal can carry a weak
+ *   one (paraphrases that share few words but follow one procedure), and with τ > w a pair also
+ *   needs t ≥ (τ − w) / (1 − w) whatever its goals, and g ≥ (τ − (1 − w)) / w whatever its tools.
  * - `gate`: the goal distance on its own scale, (1 − g) / (1 − τ_goal), cut 1, for pairs whose
  *   procedures pass the gate t ≥ τ_tool; a pair that fails it is at least (1 − t) / (1 − τ_tool) > 1
  *   apart. A pair joins iff g ≥ τ_goal and t ≥ τ_tool. (Past the gate the goal alone orders merges:
@@ -16,14 +19,18 @@
 import { cosineDistance, dot } from './cosine.ts';
 import type { ProcedureTable } from './tool-sequence-similarity.ts';
 
-export type SimilarityDesign = 'goal' | 'product' | 'gate';
+export type SimilarityDesign = 'goal' | 'product' | 'mix' | 'gate';
 
 export interface SimilaritySettings {
   design: SimilarityDesign;
-  /** τ of `goal` and `product`; τ_goal of `gate`. */
-  similarityTau: number;
-  /** τ_tool of `gate` (ignored by the other designs). */
-  toolSimilarityTau: number;
+  /** Goal-cosine τ: the cut of `goal`, τ_goal of `gate`. */
+  goalTau: number;
+  /** The cut of `product` and `mix` on their combined score. */
+  clusterTau: number;
+  /** τ_tool of `gate`. */
+  toolTau: number;
+  /** w of `mix`: the goal cosine's weight (the tool similarity has 1 − w). */
+  goalWeight: number;
 }
 
 export interface RunSimilarity {
@@ -64,23 +71,38 @@ export function runSimilarity(
   procedures: ProcedureTable,
   settings: SimilaritySettings,
 ): RunSimilarity {
-  const { design, similarityTau, toolSimilarityTau } = settings;
-  if (design === 'goal') return goalSimilarity(vectors, similarityTau);
+  const { design, goalTau, clusterTau, toolTau } = settings;
+  if (design === 'goal') return goalSimilarity(vectors, goalTau);
   if (design === 'product') {
-    assertFraction('similarityTau', similarityTau, { below1: false });
+    assertFraction('clusterTau', clusterTau, { below1: false });
     return {
       distance: (a, b) => 1 - dot(vectors[a]!, vectors[b]!) * procedures.similarity(a, b),
-      cutHeight: 1 - similarityTau,
-      goalFloor: similarityTau,
+      cutHeight: 1 - clusterTau,
+      goalFloor: clusterTau,
       // g·t ≥ τ needs t ≥ τ / g, and g of unit vectors stored in float32 can exceed 1 by ~2e-4.
-      proceduresCanJoin: (traceA, traceB) => procedures.traceSimilarity(traceA, traceB) * 1.001 >= similarityTau,
+      proceduresCanJoin: (traceA, traceB) => procedures.traceSimilarity(traceA, traceB) * 1.001 >= clusterTau,
       procedures,
     };
   }
-  assertFraction('similarityTau', similarityTau, { below1: true });
-  assertFraction('toolSimilarityTau', toolSimilarityTau, { below1: true });
-  const goalScale = 1 - similarityTau;
-  const toolScale = 1 - toolSimilarityTau;
+  if (design === 'mix') {
+    assertFraction('clusterTau', clusterTau, { below1: false });
+    assertFraction('goalWeight', settings.goalWeight, { below1: false });
+    const goalWeight = settings.goalWeight;
+    const toolWeight = 1 - goalWeight;
+    return {
+      distance: (a, b) => 1 - (goalWeight * dot(vectors[a]!, vectors[b]!) + toolWeight * procedures.similarity(a, b)),
+      cutHeight: 1 - clusterTau,
+      // w·g + (1 − w)·1 ≥ τ; g of float32 unit vectors may exceed 1 by ~2e-4, so t gets the same slack.
+      goalFloor: (clusterTau - toolWeight) / goalWeight,
+      proceduresCanJoin: (traceA, traceB) =>
+        goalWeight * 1.001 + toolWeight * procedures.traceSimilarity(traceA, traceB) >= clusterTau,
+      procedures,
+    };
+  }
+  assertFraction('goalTau', goalTau, { below1: true });
+  assertFraction('toolTau', toolTau, { below1: true });
+  const goalScale = 1 - goalTau;
+  const toolScale = 1 - toolTau;
   return {
     distance: (a, b) => {
       const goalPart = (1 - dot(vectors[a]!, vectors[b]!)) / goalScale;
@@ -88,7 +110,7 @@ export function runSimilarity(
       return toolPart <= 1 ? goalPart : Math.max(goalPart, toolPart);
     },
     cutHeight: 1,
-    goalFloor: similarityTau,
+    goalFloor: goalTau,
     proceduresCanJoin: (traceA, traceB) => (1 - procedures.traceSimilarity(traceA, traceB)) / toolScale <= 1,
     procedures,
   };

@@ -23,6 +23,14 @@ export interface ProcedureTrace {
   completed: boolean;
 }
 
+/** A run's procedure trace from its calls: the tools of the successful ones, in call order. */
+export function traceOfRun(run: { status: string; toolCalls: readonly { tool: string; success: boolean }[] }): ProcedureTrace {
+  return {
+    tools: run.toolCalls.filter((call) => call.success).map((call) => call.tool),
+    completed: run.status === 'completed',
+  };
+}
+
 /** Length of the longest common subsequence of two token sequences, in O(|a|·|b|) time and O(|b|) space. */
 export function longestCommonSubsequence(a: ArrayLike<number>, b: ArrayLike<number>): number {
   if (a.length === 0 || b.length === 0) return 0;

@@ -57,7 +57,7 @@ describe('skillsmith clusters (dry run) and skillsmith models', () => {
     await run(['clusters', '--tenant', 'acme']);
     const { text } = printed.at(-1)!;
     const lines = text.split('\n');
-    expect(lines[0]).toMatch(/^tenant acme: 80 runs \(80 goals embedded now\) with sentence-transformers\/all-MiniLM-L6-v2, average linkage at τ=0.7: \d+ clusters, \d+ qualifying/);
+    expect(lines[0]).toMatch(/^tenant acme: 80 runs \(80 goals embedded now\) with sentence-transformers\/all-MiniLM-L6-v2, average linkage on 0\.4 × goal cosine \+ 0\.6 × tool-sequence similarity ≥ 0\.75: \d+ clusters, \d+ qualifying/);
     const clusterLines = lines.slice(1);
     expect(clusterLines.length).toBeGreaterThan(0);
     for (const line of clusterLines) {
@@ -70,8 +70,15 @@ describe('skillsmith clusters (dry run) and skillsmith models', () => {
     await run(['clusters', '--tenant', 'acme', '--json']);
     const { json, value } = printed.at(-1)!;
     expect(json).toBe(true);
-    const result = value as { embedding: { embedded: number }; goals: number; clusters: { qualifies: boolean; reason?: { code: string } }[] };
+    const result = value as {
+      embedding: { embedded: number };
+      goals: number;
+      similarity: { design: string; clusterTau: number; goalWeight: number };
+      clusters: { qualifies: boolean; reason?: { code: string } }[];
+    };
     expect(result.embedding.embedded).toBe(0);
+    // Unset, the clustering settings are the embedding model's measured defaults.
+    expect(result.similarity).toMatchObject({ design: 'mix', clusterTau: 0.75, goalWeight: 0.4 });
     expect(result.goals).toBe(80);
     for (const cluster of result.clusters) expect(cluster.qualifies || typeof cluster.reason?.code === 'string').toBe(true);
   });

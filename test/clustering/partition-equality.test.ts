@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { clusterRuns, clusterVectors, type ClusterLinkage } from '../../src/clustering/cluster-goals.ts';
 import { nearestNeighbourChainCut } from '../../src/clustering/nearest-neighbour-chain.ts';
-import { goalSimilarity, runSimilarity, type RunSimilarity, type SimilarityDesign } from '../../src/clustering/run-similarity.ts';
+import { goalSimilarity, runSimilarity, type RunSimilarity, type SimilarityDesign, type SimilaritySettings } from '../../src/clustering/run-similarity.ts';
 import { tauComponents } from '../../src/clustering/tau-components.ts';
 import { ProcedureTable, type ProcedureTrace } from '../../src/clustering/tool-sequence-similarity.ts';
 import { createSeededRandom } from '../../src/runs/seeded-random.ts';
@@ -98,9 +98,10 @@ describe('the nearest-neighbour chain equals ml-hclust on the whole set', () => 
 });
 
 describe('procedure-aware clustering equals ml-hclust on the whole set under the same similarity', () => {
-  const designs: { design: SimilarityDesign; similarityTau: number; toolSimilarityTau: number }[] = [
-    { design: 'product', similarityTau: 0.75, toolSimilarityTau: 0 },
-    { design: 'gate', similarityTau: 0.75, toolSimilarityTau: 0.7 },
+  const designs: SimilaritySettings[] = [
+    { design: 'product', goalTau: 0, clusterTau: 0.75, toolTau: 0, goalWeight: 0 },
+    { design: 'mix', goalTau: 0, clusterTau: 0.8, toolTau: 0, goalWeight: 0.5 },
+    { design: 'gate', goalTau: 0.75, clusterTau: 0, toolTau: 0.7, goalWeight: 0 },
   ];
   for (const settings of designs) {
     for (const linkage of linkages) {
@@ -122,14 +123,15 @@ describe('procedure-aware clustering equals ml-hclust on the whole set under the
         fc.integer({ min: 1, max: 2 ** 31 - 1 }),
         fc.integer({ min: 2, max: 50 }),
         fc.integer({ min: 2, max: 5 }),
-        fc.constantFrom<SimilarityDesign>('goal', 'product', 'gate'),
+        fc.constantFrom<SimilarityDesign>('goal', 'product', 'mix', 'gate'),
         fc.double({ min: 0.3, max: 0.95, noNaN: true }),
         fc.double({ min: 0.3, max: 0.95, noNaN: true }),
+        fc.double({ min: 0.2, max: 0.8, noNaN: true }),
         fc.constantFrom<ClusterLinkage>('average', 'complete', 'single'),
-        async (seed, count, dimension, design, similarityTau, toolSimilarityTau, linkage) => {
+        async (seed, count, dimension, design, tau, toolTau, goalWeight, linkage) => {
           const vectors = randomUnitVectors(count, dimension, seed);
           const procedures = new ProcedureTable(randomTraces(count, seed));
-          const similarity = runSimilarity(vectors, procedures, { design, similarityTau, toolSimilarityTau });
+          const similarity = runSimilarity(vectors, procedures, { design, goalTau: tau, clusterTau: tau, toolTau, goalWeight });
           await expectSameRunPartitionAsWholeSet(vectors, similarity, linkage);
         },
       ),

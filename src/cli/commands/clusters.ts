@@ -34,12 +34,25 @@ function percent(rate: number): string {
   return `${(rate * 100).toFixed(0)}%`;
 }
 
+function similarityLabel({ similarity, similarityTau }: ClusterPassResult): string {
+  switch (similarity.design) {
+    case 'goal':
+      return `goal cosine ≥ τ=${similarityTau}`;
+    case 'product':
+      return `goal cosine × tool-sequence similarity ≥ ${similarity.clusterTau}`;
+    case 'mix':
+      return `${similarity.goalWeight} × goal cosine + ${+(1 - similarity.goalWeight).toFixed(3)} × tool-sequence similarity ≥ ${similarity.clusterTau}`;
+    case 'gate':
+      return `goal cosine ≥ ${similarityTau} and tool-sequence similarity ≥ ${similarity.toolTau}`;
+  }
+}
+
 function describe(result: ClusterPassResult, embedded: number): string {
   const lines = [
     `tenant ${result.tenantId}: ${result.goals} runs (${embedded} goals embedded now) with ${result.modelId}, ` +
-      `${result.linkage} linkage at τ=${result.similarityTau}: ${result.clusters.length} clusters, ` +
+      `${result.linkage} linkage on ${similarityLabel(result)}: ${result.clusters.length} clusters, ` +
       `${result.qualifyingCount} qualifying, ${result.singletonCount} runs alone, ` +
-      `${result.componentCount} τ-components (largest ${result.largestComponentSize})`,
+      `${result.componentCount} threshold-graph components (largest ${result.largestComponentSize})`,
   ];
   for (const cluster of result.clusters) {
     const verdict = cluster.qualifies ? `qualifies (rank ${cluster.rank})` : `does not qualify: ${cluster.reason!.message}`;

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { longestCommonSubsequence, ProcedureTable, toolSequenceSimilarity, traceOfRun } from '../../src/clustering/tool-sequence-similarity.ts';
+
+const completed = (...tools: string[]) => ({ tools, completed: true });
+const stopped = (...tools: string[]) => ({ tools, completed: false });
+const booking = ['flights.search_location', 'flights.search', 'flights.min_price', 'hotels.search_destination', 'hotels.search'];
+
+describe('tool-sequence similarity', () => {
+  it('is 1 for the same procedure and 0 for procedures with no tool in common', () => {
+    expect(toolSequenceSimilarity(completed(...booking), completed(...booking))).toBe(1);
+    expect(toolSequenceSimilarity(completed(...booking), completed('cars.search_location', 'cars.search'))).toBe(0);
+  });
+
+  it('barely moves for an optional step, wherever it sits', () => {
+    for (let position = 0; position <= booking.length; position++) {
+      const withStep = [...booking];
+      withStep.splice(position, 0, 'notify.slack');
+      // 2·5 / (5 + 6): one unit of LCS against the length of the procedure.
+      expect(toolSequenceSimilarity(completed(...booking), completed(...withStep))).toBeCloseTo(10 / 11, 12);
+    }
+  });
+
+  it('does not move for a retried call: the failed attempt is not part of the trace', () => {
+    const clean = traceOfRun({ status: 'completed', toolCalls: booking.map((tool) => ({ tool, success: true })) });
+    const retried = traceOfRun({
+      status: 'completed',
+      toolCalls: booking.flatMap((tool, index) =>
+        index === 2 ? [{ tool, success: false }, { tool, success: false }, { tool, success: true }] : [{ tool, success: true }],
+      ),
+    });
+    expect(retried).toEqual(clean);
+    expect(toolSequenceSimilarity(clean, retried)).toBe(1);
+  });
+
+  it('drops well below an optional step when the procedure differs in kind', () => {
+    const optional = toolSequenceSimilarity(completed(...booking), completed(...booking, 'notify.slack'));
+    const otherHalf = toolSequenceSimilarity(completed(...booking), completed(...booking.slice(0, 3), 'cars.search', 'cars.book'));
+    expect(otherHalf).toBeLessThan(optional - 0.2);
+  });
+
+  it('compares a run that stopped part-way by containment, and a run with no successful call neutrally', () => {
+    expect(toolSequenceSimilarity(stopped(...booking.slice(0, 2)), completed(...booking))).toBe(1);
+    expect(toolSequenceSimilarity(stopped('cars.search'), completed(...booking))).toBe(0);
+    expect(toolSequenceSimilarity(stopped(), completed(...booking))).toBe(1);
+  });
+
+  it('keeps two consecutive successful calls of one tool as two steps', () => {
+    const twoLookups = completed('flights.search_location', 'flights.search_location', 'flights.search');
+    const oneLookup = completed('flights.search_location', 'flights.search');
+    expect(toolSequenceSimilarity(twoLookups, oneLookup)).toBeCloseTo(4 / 5, 12);
+  });
+
+  it('is symmetric and tabulates each distinct trace once', () => {
+    const traces = [completed(...booking), stopped(...booking.slice(0, 3)), completed(...booking), completed('a', 'b', 'c')];
+    const table = new ProcedureTable(traces);
+    expect(table.distinctCount).toBe(3);
+    for (let a = 0; a < traces.length; a++) {
+      for (let b = 0; b < traces.length; b++) {
+        expect(table.similarity(a, b)).toBe(table.similarity(b, a));
+        expect(table.similarity(a, b)).toBe(toolSequenceSimilarity(traces[a]!, traces[b]!));
+      }
+    }
+  });
+
+  it('finds the longest common subsequence', () => {
+    expect(longestCommonSubsequence([1, 2, 3, 4, 5], [2, 4, 5, 1])).toBe(3);
+    expect(longestCommonSubsequence([], [1])).toBe(0);
+  });
+});
