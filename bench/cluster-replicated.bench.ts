@@ -98,7 +98,7 @@ function replicate(corpus: Corpus, n: number) {
     const sequence = [...corpus.traces[source]!.tools];
     if (index >= count && random.chance(optionalRate)) sequence.splice(random.integer(0, sequence.length), 0, random.pick(tools));
     const fails = index >= count && random.chance(failureRate);
-    traces.push({ tools: fails ? sequence.slice(0, random.integer(0, sequence.length)) : sequence, completed: !fails });
+    traces.push({ tools: fails ? sequence.slice(0, random.integer(0, sequence.length)) : sequence });
   }
   return { vectors, traces };
 }
@@ -137,17 +137,21 @@ function measure(corpusFile: string, n: number, design: string) {
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise<{ peakRssMiB: number; failure?: string; [figure: string]: number | string | undefined }>((resolve) => {
+  return new Promise<{ peakRssMiB: number; cpuSeconds: number; failure?: string; [figure: string]: number | string | undefined }>((resolve) => {
     child.on('close', (code) => {
       const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
       const line = stdout.trim().split('\n').at(-1);
       const peakRssMiB = rss ? Number(rss[1]) / 1024 : NaN;
+      // The whole child's CPU (corpus loading included): on a shared machine wall time waits for cores.
+      const cpuSeconds = ['User', 'System']
+        .map((kind) => Number(new RegExp(`${kind} time \\(seconds\\): ([\\d.]+)`).exec(stderr)?.[1] ?? NaN))
+        .reduce((sum, value) => sum + value, 0);
       if (code !== 0 || !line) {
         const reason = /(ClusterComponentTooLarge[^\n]*|RangeError[^\n]*|heap out of memory)/.exec(stderr)?.[0] ?? `exit ${code}`;
-        resolve({ peakRssMiB, failure: reason.slice(0, 160) });
+        resolve({ peakRssMiB, cpuSeconds, failure: reason.slice(0, 160) });
         return;
       }
-      resolve({ ...(JSON.parse(line) as Record<string, number>), peakRssMiB });
+      resolve({ ...(JSON.parse(line) as Record<string, number>), peakRssMiB, cpuSeconds });
     });
   });
 }
@@ -182,15 +186,15 @@ async function main(): Promise<void> {
       `optional step ${values['optional-rate']}, failed part-way ${values['failure-rate']}), ${values.linkage} linkage, ` +
       `${availableParallelism()} cores, node ${process.version}`,
   );
-  console.log('| design | n | time | peak RSS | clusters (≥ 2) | components | largest component | distinct procedures |');
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('| design | n | time (wall) | child CPU | peak RSS | clusters (≥ 2) | components | largest component | distinct procedures |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const n of values.sizes.split(',').map(Number)) {
     for (const design of values.designs.split(',')) {
       const result = await measure(corpusFile, n, design);
       console.log(
         result.failure
-          ? `| ${design} | ${n.toLocaleString('en')} | failed: ${result.failure} | ${result.peakRssMiB.toFixed(0)} MiB | – | – | – | – |`
-          : `| ${design} | ${n.toLocaleString('en')} | ${Number(result.seconds).toFixed(1)} s | ${result.peakRssMiB.toFixed(0)} MiB | ` +
+          ? `| ${design} | ${n.toLocaleString('en')} | failed: ${result.failure} | ${result.cpuSeconds.toFixed(1)} s | ${result.peakRssMiB.toFixed(0)} MiB | – | – | – | – |`
+          : `| ${design} | ${n.toLocaleString('en')} | ${Number(result.seconds).toFixed(1)} s | ${result.cpuSeconds.toFixed(1)} s | ${result.peakRssMiB.toFixed(0)} MiB | ` +
               ['clusters', 'components', 'largestComponent', 'distinctProcedures']
                 .map((figure) => Number(result[figure]).toLocaleString('en'))
                 .join(' | ') +

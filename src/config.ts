@@ -105,8 +105,8 @@ export interface ClusteringDefaults {
  * goal-only τ (0.82 − 0.5): a derivation to re-measure, not a measurement. Other models get nomic's.
  */
 export const clusteringDefaultsByModel: Readonly<Record<string, ClusteringDefaults>> = {
-  'sentence-transformers/all-MiniLM-L6-v2': { similarity: 'mix', clusterTau: 0.75, goalWeight: 0.4, toolTau: 0.85 },
-  'nomic-ai/nomic-embed-text-v1.5': { similarity: 'mix', clusterTau: 0.88, goalWeight: 0.4, toolTau: 0.85 },
+  'sentence-transformers/all-MiniLM-L6-v2': { similarity: 'mix', clusterTau: 0.7, goalWeight: 0.5, toolTau: 0.85 },
+  'nomic-ai/nomic-embed-text-v1.5': { similarity: 'mix', clusterTau: 0.86, goalWeight: 0.5, toolTau: 0.85 },
 };
 
 export function clusteringDefaultsFor(modelId: string): ClusteringDefaults {

@@ -11,6 +11,11 @@ describe('configuration', () => {
     expect(config.synthesis).toEqual({
       similarityTau: 0.82,
       linkage: 'average',
+      clusterSimilarity: 'mix',
+      clusterTau: 0.86,
+      clusterGoalWeight: 0.5,
+      clusterToolTau: 0.85,
+      clusterMaxComponent: 15_000,
       minOccurrences: 3,
       minSuccessRate: 0.8,
       minSteps: 3,
@@ -49,6 +54,18 @@ describe('configuration', () => {
     expect(config.synthesis.similarityTau).toBe(0.9);
     expect(config.databaseUrl).toBe('postgresql://u@h:5432/db');
     expect(config.temporal.address).toBe('temporal:7233');
+  });
+
+  it('takes the clustering defaults of the configured embedding model, and any variable set over them', () => {
+    const minilm = loadConfig({ SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2' });
+    expect(minilm.synthesis).toMatchObject({ clusterSimilarity: 'mix', clusterTau: 0.7, clusterGoalWeight: 0.5 });
+    const chosen = loadConfig({
+      SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
+      SKILLSMITH_CLUSTER_SIMILARITY: 'gate',
+      SKILLSMITH_CLUSTER_TOOL_TAU: '0.6',
+    });
+    expect(chosen.synthesis).toMatchObject({ clusterSimilarity: 'gate', clusterToolTau: 0.6, clusterTau: 0.7 });
+    expect(() => loadConfig({ SKILLSMITH_CLUSTER_SIMILARITY: 'cosine' })).toThrow(/SKILLSMITH_CLUSTER_SIMILARITY="cosine"/);
   });
 
   it('treats an empty variable as unset', () => {

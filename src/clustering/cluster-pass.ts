@@ -92,7 +92,7 @@ export async function clusterRunGoals(
   options.onStage?.('clustering');
   const goalVectors = runs.map((run) => vectorByRun.get(run.runId)!);
   const procedures = new ProcedureTable(
-    runs.map((run) => ({ tools: run.successfulTools, completed: run.status === 'completed' })),
+    runs.map((run) => ({ tools: run.successfulTools })),
   );
   const similarity = runSimilarity(goalVectors, procedures, {
     design: synthesis.clusterSimilarity,

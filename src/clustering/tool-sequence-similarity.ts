@@ -9,26 +9,21 @@
  * retry does not move the similarity at all; two consecutive successful calls of one tool are kept
  * as two steps (looking up an origin and then a destination is not a retry).
  *
- * A run that did not complete stopped part-way, so its sequence is compared by containment:
- * LCS / the shorter length — "what it did is a prefix-or-subsequence of the other's procedure".
- * A run with no successful call carries no procedure evidence and is neutral (similarity 1):
- * its goal alone places it, as it would have been placed before tool sequences were considered,
- * so failures still count as attempts of the procedure they set out to do.
+ * A run that failed part-way is compared the same way: the further it got, the more evidence of
+ * the procedure it was attempting (3 of 5 steps: 0.75). A run with no successful call carries no
+ * evidence and is 0 to every run with some. (Containment — LCS / the shorter length — was tried
+ * for such runs and rejected: a one-call prefix is contained in every procedure that starts
+ * alike, so failed runs bridged families into threshold-graph components of thousands.)
  */
 
 export interface ProcedureTrace {
   /** Tools of the run's successful calls, in call order. */
   tools: readonly string[];
-  /** Whether the run completed; runs that failed or were cancelled are compared by containment. */
-  completed: boolean;
 }
 
 /** A run's procedure trace from its calls: the tools of the successful ones, in call order. */
-export function traceOfRun(run: { status: string; toolCalls: readonly { tool: string; success: boolean }[] }): ProcedureTrace {
-  return {
-    tools: run.toolCalls.filter((call) => call.success).map((call) => call.tool),
-    completed: run.status === 'completed',
-  };
+export function traceOfRun(run: { toolCalls: readonly { tool: string; success: boolean }[] }): ProcedureTrace {
+  return { tools: run.toolCalls.filter((call) => call.success).map((call) => call.tool) };
 }
 
 /** Length of the longest common subsequence of two token sequences, in O(|a|·|b|) time and O(|b|) space. */
@@ -46,14 +41,9 @@ export function longestCommonSubsequence(a: ArrayLike<number>, b: ArrayLike<numb
   return previous[b.length]!;
 }
 
-function similarityOfTokens(a: ArrayLike<number>, completedA: boolean, b: ArrayLike<number>, completedB: boolean): number {
-  const common = longestCommonSubsequence(a, b);
-  if (completedA && completedB) {
-    const total = a.length + b.length;
-    return total === 0 ? 1 : (2 * common) / total;
-  }
-  const shorter = Math.min(a.length, b.length);
-  return shorter === 0 ? 1 : common / shorter;
+function similarityOfTokens(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  const total = a.length + b.length;
+  return total === 0 ? 1 : (2 * longestCommonSubsequence(a, b)) / total;
 }
 
 /** Up to this many distinct traces the pairwise similarities are tabulated (2,048² doubles = 32 MiB). */
@@ -69,7 +59,7 @@ export class ProcedureTable {
   /** For each run, the index of its distinct trace. */
   readonly traceOfRun: Int32Array;
   readonly distinctCount: number;
-  private readonly distinct: { tokens: Int32Array; completed: boolean }[] = [];
+  private readonly distinct: Int32Array[] = [];
   private readonly table: Float64Array | undefined;
 
   constructor(traces: readonly ProcedureTrace[]) {
@@ -82,11 +72,11 @@ export class ProcedureTable {
         if (id === undefined) toolIds.set(tool, (id = toolIds.size));
         return id;
       });
-      const key = `${trace.completed ? 'c' : 'i'}:${tokens.join(',')}`;
+      const key = tokens.join(',');
       let id = traceIds.get(key);
       if (id === undefined) {
         traceIds.set(key, (id = this.distinct.length));
-        this.distinct.push({ tokens, completed: trace.completed });
+        this.distinct.push(tokens);
       }
       this.traceOfRun[run] = id;
     });
@@ -107,9 +97,7 @@ export class ProcedureTable {
   }
 
   private computeSimilarity(traceA: number, traceB: number): number {
-    const a = this.distinct[traceA]!;
-    const b = this.distinct[traceB]!;
-    return similarityOfTokens(a.tokens, a.completed, b.tokens, b.completed);
+    return similarityOfTokens(this.distinct[traceA]!, this.distinct[traceB]!);
   }
 
   /** The similarity of two distinct traces (indices as in `traceOfRun`), in [0, 1]; symmetric. */

@@ -44,7 +44,7 @@ function randomTraces(count: number, seed: number): ProcedureTrace[] {
   return Array.from({ length: count }, () => {
     const base = [...random.pick(bases)];
     if (random.chance(0.3)) base.splice(random.integer(0, base.length), 0, random.pick(tools));
-    return { tools: base, completed: random.chance(0.85) };
+    return { tools: random.chance(0.15) ? base.slice(0, random.integer(0, base.length)) : base };
   });
 }
 

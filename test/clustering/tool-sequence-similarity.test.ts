@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { longestCommonSubsequence, ProcedureTable, toolSequenceSimilarity, traceOfRun } from '../../src/clustering/tool-sequence-similarity.ts';
 
-const completed = (...tools: string[]) => ({ tools, completed: true });
-const stopped = (...tools: string[]) => ({ tools, completed: false });
+const completed = (...tools: string[]) => ({ tools });
 const booking = ['flights.search_location', 'flights.search', 'flights.min_price', 'hotels.search_destination', 'hotels.search'];
 
 describe('tool-sequence similarity', () => {
@@ -21,9 +20,8 @@ describe('tool-sequence similarity', () => {
   });
 
   it('does not move for a retried call: the failed attempt is not part of the trace', () => {
-    const clean = traceOfRun({ status: 'completed', toolCalls: booking.map((tool) => ({ tool, success: true })) });
+    const clean = traceOfRun({ toolCalls: booking.map((tool) => ({ tool, success: true })) });
     const retried = traceOfRun({
-      status: 'completed',
       toolCalls: booking.flatMap((tool, index) =>
         index === 2 ? [{ tool, success: false }, { tool, success: false }, { tool, success: true }] : [{ tool, success: true }],
       ),
@@ -38,10 +36,11 @@ describe('tool-sequence similarity', () => {
     expect(otherHalf).toBeLessThan(optional - 0.2);
   });
 
-  it('compares a run that stopped part-way by containment, and a run with no successful call neutrally', () => {
-    expect(toolSequenceSimilarity(stopped(...booking.slice(0, 2)), completed(...booking))).toBe(1);
-    expect(toolSequenceSimilarity(stopped('cars.search'), completed(...booking))).toBe(0);
-    expect(toolSequenceSimilarity(stopped(), completed(...booking))).toBe(1);
+  it('places a run that failed part-way by how far it got, and a run with no successful call nowhere', () => {
+    expect(toolSequenceSimilarity(completed(...booking.slice(0, 3)), completed(...booking))).toBeCloseTo(6 / 8, 12);
+    expect(toolSequenceSimilarity(completed(...booking.slice(0, 1)), completed(...booking))).toBeCloseTo(2 / 6, 12);
+    expect(toolSequenceSimilarity(completed(), completed(...booking))).toBe(0);
+    expect(toolSequenceSimilarity(completed(), completed())).toBe(1);
   });
 
   it('keeps two consecutive successful calls of one tool as two steps', () => {
@@ -51,7 +50,7 @@ describe('tool-sequence similarity', () => {
   });
 
   it('is symmetric and tabulates each distinct trace once', () => {
-    const traces = [completed(...booking), stopped(...booking.slice(0, 3)), completed(...booking), completed('a', 'b', 'c')];
+    const traces = [completed(...booking), completed(...booking.slice(0, 3)), completed(...booking), completed('a', 'b', 'c')];
     const table = new ProcedureTable(traces);
     expect(table.distinctCount).toBe(3);
     for (let a = 0; a < traces.length; a++) {

@@ -3,7 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
 import { createServices } from '../../app/services.ts';
 import { startSynthesisPass, passResult } from '../../client/synthesis-client.ts';
-import type { Config } from '../../config.ts';
+import { clusteringDefaultsFor, type Config } from '../../config.ts';
 import { createEmbedder } from '../../embedding/embedder.ts';
 import { EmbeddingModelUnavailable } from '../../embedding/embedding-errors.ts';
 import { pullModel, testEmbeddingModel } from '../../embedding/model-pull.ts';
@@ -44,7 +44,15 @@ async function demoConfiguration(config: Config, log: (message: string) => void)
       prefixes: testEmbeddingModel.prefixes,
       dimension: undefined,
     };
-    synthesis = { ...synthesis, similarityTau: testEmbeddingModel.similarityTau };
+    const clustering = clusteringDefaultsFor(testEmbeddingModel.modelId);
+    synthesis = {
+      ...synthesis,
+      similarityTau: testEmbeddingModel.similarityTau,
+      clusterSimilarity: clustering.similarity,
+      clusterTau: clustering.clusterTau,
+      clusterGoalWeight: clustering.goalWeight,
+      clusterToolTau: clustering.toolTau,
+    };
     notes.push(
       `note: the configured embedding model ${config.embedding.model} is not available here, so this demo uses the ` +
         `registry-shipped ${testEmbeddingModel.modelId} (${testEmbeddingModel.dimension}-d) at its measured τ = ${testEmbeddingModel.similarityTau} ` +
