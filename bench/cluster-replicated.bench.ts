@@ -23,7 +23,8 @@ import { clusterRuns, type ClusterLinkage } from '../src/clustering/cluster-goal
 import { runSimilarity, type SimilarityDesign, type SimilaritySettings } from '../src/clustering/run-similarity.ts';
 import { ProcedureTable, traceOfRun, type ProcedureTrace } from '../src/clustering/tool-sequence-similarity.ts';
 import { createEmbedder } from '../src/embedding/embedder.ts';
-import { createSeededRandom, type SeededRandom } from '../src/runs/seeded-random.ts';
+import { createSeededRandom } from '../src/runs/seeded-random.ts';
+import { noisyNeighbour } from '../test/support/synthetic-vectors.ts';
 import { requireTestModel, testModelSettings } from '../test/support/test-model.ts';
 
 const { values } = parseArgs({
@@ -67,21 +68,6 @@ function parseDesign(spec: string): SimilaritySettings {
   };
 }
 
-function gaussian(random: SeededRandom): number {
-  return Math.sqrt(-2 * Math.log(1 - random.next())) * Math.cos(2 * Math.PI * random.next());
-}
-
-/** A unit vector at mean cosine ≈ `cosine` to `source` (isotropic noise of the matching norm). */
-function paraphrase(random: SeededRandom, source: Float32Array, cosine: number): Float32Array {
-  const dimension = source.length;
-  const noiseNorm = Math.sqrt(1 / (cosine * cosine) - 1);
-  const noise = Float64Array.from({ length: dimension }, () => gaussian(random));
-  const scale = noiseNorm / Math.sqrt(noise.reduce((sum, value) => sum + value * value, 0));
-  const result = Float64Array.from(source, (value, k) => value + noise[k]! * scale);
-  const norm = Math.sqrt(result.reduce((sum, value) => sum + value * value, 0));
-  return Float32Array.from(result, (value) => value / norm);
-}
-
 function replicate(corpus: Corpus, n: number) {
   const random = createSeededRandom(Number(values.seed));
   const goalNoise = Number(values['goal-noise']);
@@ -94,7 +80,7 @@ function replicate(corpus: Corpus, n: number) {
   for (let index = 0; index < n; index++) {
     const source = index % count;
     const sourceVector = Float32Array.from(corpus.vectors.slice(source * corpus.dimension, (source + 1) * corpus.dimension));
-    vectors.push(index < count ? sourceVector : paraphrase(random, sourceVector, goalNoise));
+    vectors.push(index < count ? sourceVector : noisyNeighbour(random, sourceVector, goalNoise));
     const sequence = [...corpus.traces[source]!.tools];
     if (index >= count && random.chance(optionalRate)) sequence.splice(random.integer(0, sequence.length), 0, random.pick(tools));
     const fails = index >= count && random.chance(failureRate);

@@ -3,8 +3,9 @@ import { clusterRuns } from '../../src/clustering/cluster-goals.ts';
 import { runSimilarity } from '../../src/clustering/run-similarity.ts';
 import { ProcedureTable, traceOfRun, type ProcedureTrace } from '../../src/clustering/tool-sequence-similarity.ts';
 import { clusteringDefaultsFor } from '../../src/config.ts';
-import { createSeededRandom, type SeededRandom } from '../../src/runs/seeded-random.ts';
+import { createSeededRandom } from '../../src/runs/seeded-random.ts';
 import { testEmbeddingModel } from '../../src/embedding/model-pull.ts';
+import { noisyNeighbour, randomUnitVectors } from '../support/synthetic-vectors.ts';
 
 /**
  * Generated families of runs: each family pursues one kind of goal (its goal vectors are
@@ -18,23 +19,6 @@ import { testEmbeddingModel } from '../../src/embedding/model-pull.ts';
  */
 const dimension = 48;
 const vocabulary = Array.from({ length: 60 }, (_, index) => `service${index % 12}.operation_${index}`);
-
-function gaussian(random: SeededRandom): number {
-  return Math.sqrt(-2 * Math.log(1 - random.next())) * Math.cos(2 * Math.PI * random.next());
-}
-
-function unit(values: number[]): Float32Array {
-  const norm = Math.sqrt(values.reduce((sum, value) => sum + value * value, 0));
-  return Float32Array.from(values, (value) => value / norm);
-}
-
-/** A paraphrase of `direction`: cosine ≈ 0.87 to it, so two paraphrases meet at ≈ 0.75. */
-function paraphrase(random: SeededRandom, direction: Float32Array): Float32Array {
-  const noise = Array.from({ length: dimension }, () => gaussian(random));
-  const noiseNorm = Math.sqrt(noise.reduce((sum, value) => sum + value * value, 0));
-  const scale = Math.sqrt(1 / 0.87 ** 2 - 1) / noiseNorm;
-  return unit(Array.from(direction, (value, k) => value + noise[k]! * scale));
-}
 
 interface Family {
   direction: Float32Array;
@@ -51,7 +35,7 @@ function generate(seed: number, familyCount: number, decoyCount: number) {
   for (let index = 0; index < familyCount; index++) {
     const steps = takeSteps(random.integer(4, 6));
     families.push({
-      direction: unit(Array.from({ length: dimension }, () => gaussian(random))),
+      direction: randomUnitVectors(1, dimension, random.integer(1, 2 ** 31 - 1))[0]!,
       steps,
       optionalStep: random.integer(1, steps.length - 1),
     });
@@ -70,7 +54,8 @@ function generate(seed: number, familyCount: number, decoyCount: number) {
       const calls = family.steps
         .filter((_, step) => step !== family.optionalStep || random.chance(0.5))
         .flatMap((tool) => (random.chance(0.15) ? [{ tool, success: false }, { tool, success: true }] : [{ tool, success: true }]));
-      vectors.push(paraphrase(random, family.direction));
+      // A paraphrase: cosine 0.87 to the family's direction, so two paraphrases meet at ≈ 0.75.
+      vectors.push(noisyNeighbour(random, family.direction, 0.87));
       traces.push(traceOfRun({ toolCalls: calls }));
       labels.push(label);
     }

@@ -20,6 +20,18 @@ function randomDirection(random: SeededRandom, dimension: number): Float64Array 
   return Float64Array.from({ length: dimension }, () => gaussian(random));
 }
 
+/**
+ * A paraphrase-like neighbour of a unit vector: `source` turned by isotropic Gaussian noise to
+ * cosine ≈ `cosine` with it (exactly, before float32 rounding), so two such neighbours of one
+ * source meet at ≈ cosine².
+ */
+export function noisyNeighbour(random: SeededRandom, source: Float32Array, cosine: number): Float32Array {
+  const noise = randomDirection(random, source.length);
+  const noiseNorm = Math.sqrt(noise.reduce((sum, value) => sum + value * value, 0));
+  const scale = Math.sqrt(1 / (cosine * cosine) - 1) / noiseNorm;
+  return normalise(Float64Array.from(source, (value, k) => value + noise[k]! * scale));
+}
+
 /** Uniform random unit vectors (low dimensions give dense, tangled τ-graphs). */
 export function randomUnitVectors(count: number, dimension: number, seed: number): Float32Array[] {
   const random = createSeededRandom(seed);
