@@ -26,11 +26,19 @@ export function traceOfRun(run: { toolCalls: readonly { tool: string; success: b
   return { tools: run.toolCalls.filter((call) => call.success).map((call) => call.tool) };
 }
 
+// Two rows of the LCS table, reused by every call (a pass compares up to millions of pairs).
+let previousRow = new Uint16Array(64);
+let currentRow = new Uint16Array(64);
+
 /** Length of the longest common subsequence of two token sequences, in O(|a|·|b|) time and O(|b|) space. */
 export function longestCommonSubsequence(a: ArrayLike<number>, b: ArrayLike<number>): number {
   if (a.length === 0 || b.length === 0) return 0;
-  let previous = new Uint16Array(b.length + 1);
-  let current = new Uint16Array(b.length + 1);
+  if (previousRow.length <= b.length) {
+    previousRow = new Uint16Array(2 * (b.length + 1));
+    currentRow = new Uint16Array(2 * (b.length + 1));
+  }
+  let previous = previousRow.fill(0, 0, b.length + 1);
+  let current = currentRow.fill(0, 0, b.length + 1);
   for (let i = 1; i <= a.length; i++) {
     const token = a[i - 1]!;
     for (let j = 1; j <= b.length; j++) {
@@ -46,8 +54,8 @@ function similarityOfTokens(a: ArrayLike<number>, b: ArrayLike<number>): number 
   return total === 0 ? 1 : (2 * longestCommonSubsequence(a, b)) / total;
 }
 
-/** Up to this many distinct traces the pairwise similarities are tabulated (2,048² doubles = 32 MiB). */
-const tabulatedTraceLimit = 2048;
+/** Up to this many distinct traces the pairwise similarities are tabulated (4,096² doubles = 128 MiB). */
+const tabulatedTraceLimit = 4096;
 
 /**
  * The distinct procedure traces of a set of runs and their pairwise similarities: real traces
