@@ -1,7 +1,9 @@
 import { heartbeat } from '@temporalio/activity';
 import { clusterRunGoals, type ClusterPassResult } from '../src/clustering/cluster-pass.ts';
-import type { DisqualificationCode } from '../src/clustering/qualification.ts';
-import { recordPassClusters } from '../src/synthesis/pass-repository.ts';
+import { clusterValue, type DisqualificationCode } from '../src/clustering/qualification.ts';
+import { carryPendingClusters, recordPassClusters, selectClustersToProcess } from '../src/synthesis/pass-repository.ts';
+import { settleUnchangedClusters } from '../src/synthesis/reconcile-cluster.ts';
+import { reconcileSettings } from './reconcile.ts';
 import type { ActivityDependencies } from './dependencies.ts';
 import { failFast } from './failures.ts';
 
@@ -21,10 +23,7 @@ export interface QualifyingClusterSummary {
   successRate: number;
 }
 
-/**
- * Ids and counts only: at most `maxClustersPerPass` qualifying summaries travel through
- * workflow history, never run ids or vectors.
- */
+/** Ids and counts only: never run ids or vectors. */
 export interface ClusterGoalsResult {
   tenantId: string;
   modelId: string;
@@ -40,13 +39,23 @@ export interface ClusterGoalsResult {
 
 export interface ClusterPassGoalsInput extends ClusterGoalsInput {
   passId: string;
+  /** A full pass re-clusters every run, so it takes over no cluster an earlier pass left pending. */
+  full?: boolean;
 }
 
 export interface ClusterPassGoalsResult {
   clusterCount: number;
+  /** Qualifying clusters this pass found (not counting carried ones). */
   qualifyingCount: number;
-  /** Qualifying clusters' keys in rank order (≤ maxClustersPerPass); the rest is in pass_clusters. */
+  /**
+   * The clusters to process now, in order — taken over from earlier passes first, then by value —
+   * at most maxClustersPerPass; the rest stays pending in pass_clusters.
+   */
   clusterKeys: string[];
+  /** Pending clusters of earlier passes this pass took over. */
+  carriedCount?: number;
+  /** Qualifying clusters past the budget, left pending for the next pass. */
+  pendingCount?: number;
 }
 
 export type ClusterActivityDependencies = Pick<ActivityDependencies, 'pool' | 'config'>;
@@ -56,7 +65,6 @@ function summarise(result: ClusterPassResult): ClusterGoalsResult {
     too_few_successful_runs: 0,
     too_few_steps: 0,
     low_success_rate: 0,
-    over_pass_cap: 0,
   };
   for (const cluster of result.clusters) if (cluster.reason) disqualified[cluster.reason.code] += 1;
   return {
@@ -106,7 +114,11 @@ export const createClusterActivities = ({ pool, config }: ClusterActivityDepende
       return summarise(await cluster(input));
     },
 
-    /** Clusters, records every cluster of the pass in pass_clusters (idempotent), returns the keys to distil. */
+    /**
+     * Clusters, records every cluster of the pass in pass_clusters (idempotent), takes over what
+     * earlier passes left pending, settles the NOOPs (they cost no distillation), and returns the
+     * keys to process within the budget.
+     */
     async clusterPassGoals(input: ClusterPassGoalsInput): Promise<ClusterPassGoalsResult> {
       const result = await cluster(input);
       await recordPassClusters(
@@ -123,13 +135,18 @@ export const createClusterActivities = ({ pool, config }: ClusterActivityDepende
           successRate: goalCluster.successRate,
           qualifying: goalCluster.qualifies,
           reason: goalCluster.reason?.message ?? null,
+          value: goalCluster.qualifies ? clusterValue(goalCluster) : null,
         })),
       );
-      const qualifying = result.clusters.filter((goalCluster) => goalCluster.qualifies);
+      const carriedCount = input.full ? 0 : await carryPendingClusters(pool, input.tenantId, input.passId);
+      await settleUnchangedClusters({ db: pool, ...reconcileSettings({ config }) }, input, () => heartbeat({ stage: 'settling' }));
+      const selected = await selectClustersToProcess(pool, input.tenantId, input.passId, config.synthesis.maxClustersPerPass);
       return {
         clusterCount: result.clusters.length,
-        qualifyingCount: qualifying.length,
-        clusterKeys: qualifying.map((goalCluster) => goalCluster.clusterId),
+        qualifyingCount: result.clusters.filter((goalCluster) => goalCluster.qualifies).length,
+        clusterKeys: selected.clusterKeys,
+        carriedCount,
+        pendingCount: selected.waiting,
       };
     },
   };

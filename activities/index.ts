@@ -6,6 +6,7 @@ import { createExtractActivities } from './extract.ts';
 import { createInstallActivities } from './install.ts';
 import { createIntakeActivities } from './intake.ts';
 import { createPassActivities } from './passes.ts';
+import { createReconcileActivities } from './reconcile.ts';
 import { createReviewActivities } from './review.ts';
 import { createStackCheckActivities } from './stack-check.ts';
 
@@ -16,6 +17,7 @@ export const createActivities = (dependencies: ActivityDependencies) => ({
   ...createExtractActivities(dependencies),
   ...createEmbedActivities(dependencies),
   ...createClusterActivities(dependencies),
+  ...createReconcileActivities(dependencies),
   ...createDistillActivities(dependencies),
   ...createInstallActivities(dependencies),
   ...createIntakeActivities(dependencies),

@@ -5,6 +5,7 @@ import { SkillNameNotUnique, SkillValidationError } from '../src/skills/validati
 import { SkillRevisionConflict, SkillSourceImmutable } from '../src/skills/skill-errors.ts';
 import { markClusterSkipped } from '../src/synthesis/pass-repository.ts';
 import { ProvenanceUnverified, reconcileAndInstall, type InstallOutcome } from '../src/synthesis/install-candidate.ts';
+import { reconcileSettings } from './reconcile.ts';
 
 export interface InstallClusterInput {
   tenantId: string;
@@ -26,8 +27,8 @@ export const createInstallActivities = ({ pool, config, skills, embedder }: Acti
           pool,
           skills,
           embedder: await embedder(),
-          similarityTau: config.synthesis.similarityTau,
           defaultLicense: config.skillLicense,
+          reconcile: reconcileSettings({ config }),
         };
         return await whileHeartbeating(() => reconcileAndInstall(dependencies, input));
       } catch (error) {

@@ -51,7 +51,9 @@ export const passProgressQuery = defineQuery<PassProgress>(PASS_PROGRESS_QUERY);
 
 /**
  * One synthesis pass, id `synthesis/<tenant>/<iso-time>`: extract → embed → cluster → one child
- * workflow per qualifying cluster (distill → reconcile → install). Only ids and counts travel
+ * workflow per qualifying cluster (reconcile → distill → install), highest value first, the ones
+ * earlier passes left pending before them, at most maxClustersPerPass: the rest stays pending
+ * (counted in the record and the memo) and the next pass takes it first. Only ids and counts travel
  * through history. An unusable LLM stops the pass before any further install; a failure or a
  * cancel is recorded on the pass before the workflow ends.
  */
@@ -83,8 +85,10 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
     await embedGoals({ tenantId });
 
     progress.stage = 'clustering';
-    const clustered = await clusterPassGoals({ tenantId, passId, since: extracted.since, until: extracted.until });
-    progress.counts = { ...progress.counts, clusters: clustered.clusterCount, qualifying: clustered.clusterKeys.length };
+    const clustered = await clusterPassGoals({ tenantId, passId, since: extracted.since, until: extracted.until, full: input.full ?? false });
+    // What waits past the budget is in the memo from here on (histories before it had no such count).
+    const waiting = clustered.pendingCount === undefined ? {} : { pending: clustered.pendingCount, carried: clustered.carriedCount ?? 0 };
+    progress.counts = { ...progress.counts, clusters: clustered.clusterCount, qualifying: clustered.qualifyingCount, ...waiting };
     progress.clustersTotal = clustered.clusterKeys.length;
     await recordPassCounts({ tenantId, passId, counts: progress.counts });
     upsertMemo({ ...progress.counts });

@@ -1,7 +1,14 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { InstallClusterResult } from '../activities/install.ts';
 import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
+
+// Database reads and one write: the cluster against every procedure of the tenant.
+const { reconcileCluster } = proxyActivities<Activities>({
+  summary: 'reconcile by procedure: ADD, UPDATE, NOOP or SUPERSEDE',
+  startToCloseTimeout: '2 minutes',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5, nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES] },
+});
 
 // The LLM call: one attempt may take long (heartbeats show the worker is alive); an unreachable
 // model is retried briefly, then stops the pass.
@@ -19,7 +26,7 @@ const { distillCluster } = proxyActivities<Activities>({
 
 // One short transaction (plus one embedding of when_to_use).
 const { reconcileAndInstall } = proxyActivities<Activities>({
-  summary: 'reconcile against existing procedures and install',
+  summary: 'install the decided revision and count its runs',
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '30 seconds',
   retry: {
@@ -43,8 +50,19 @@ export type SynthesizeClusterResult =
 /** Error types that mean the model cannot be used at all: the pass stops installing. */
 export const LLM_UNAVAILABLE_TYPES = ['LlmUnavailable', 'LlmNotConfigured', 'LlmResponseInvalid'];
 
-/** One qualifying cluster of a pass: distill → reconcile → install. */
+/**
+ * Histories recorded before reconcile ran ahead of distillation replay without it (their install
+ * step decided); new executions reconcile first.
+ */
+export const RECONCILE_FIRST_PATCH = 'reconcile-by-procedure-before-distill';
+
+/** One qualifying cluster of a pass: reconcile → distill → install; a NOOP is never distilled. */
 export async function synthesizeCluster(input: SynthesizeClusterInput): Promise<SynthesizeClusterResult> {
+  if (patched(RECONCILE_FIRST_PATCH)) {
+    const decided = await reconcileCluster(input);
+    if (decided.decision === 'skipped') return { decision: 'skipped', reason: decided.reason };
+    if (decided.decision === 'noop') return { decision: 'noop', skillName: decided.skillName ?? '', revision: decided.revision, reason: decided.reason };
+  }
   let distilled;
   try {
     distilled = await distillCluster(input);

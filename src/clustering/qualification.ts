@@ -13,10 +13,9 @@ export interface QualificationThresholds {
   minOccurrences: number;
   minSuccessRate: number;
   minSteps: number;
-  maxClustersPerPass: number;
 }
 
-export type DisqualificationCode = 'too_few_successful_runs' | 'too_few_steps' | 'low_success_rate' | 'over_pass_cap';
+export type DisqualificationCode = 'too_few_successful_runs' | 'too_few_steps' | 'low_success_rate';
 
 export interface ClusterAssessment {
   /** Stable within a pass: the cluster's position in the input. */
@@ -34,9 +33,14 @@ export interface ClusterAssessment {
   /** Most successful tool calls in one completed run of the cluster. */
   longestSuccessfulSequence: number;
   qualifies: boolean;
-  /** 1-based rank among qualifying clusters (before the cap), when it qualified on the thresholds. */
+  /** 1-based rank among qualifying clusters by value (successful runs × success rate), when it qualifies. */
   rank?: number;
   reason?: { code: DisqualificationCode; message: string };
+}
+
+/** What a qualifying cluster is worth processing: its successful runs, weighed by how reliably they succeed. */
+export function clusterValue(assessment: Pick<ClusterAssessment, 'successfulRuns' | 'successRate'>): number {
+  return assessment.successfulRuns * assessment.successRate;
 }
 
 /** A run counts as a successful sequence when it completed with ≥ minSteps successful tool calls. */
@@ -52,8 +56,8 @@ function formatRate(rate: number): string {
  * Applies the synthesis thresholds to every cluster: ≥ minOccurrences successful runs (completed
  * with ≥ minSteps successful tool calls), success rate successes / (successes + failed or
  * cancelled runs) ≥ minSuccessRate — completed runs too short to distil count as neither, as in
- * extraction; the qualifying ones are ranked (most
- * successful runs, then highest success rate, then size) and capped at maxClustersPerPass.
+ * extraction; the qualifying ones are ranked by value (successful runs × success rate, then
+ * successful runs, then size). None is dropped here: a pass's budget leaves the rest pending.
  * Every cluster that does not qualify carries the exact reason with the measured numbers.
  */
 export function assessClusters(clusters: ClusterRun[][], thresholds: QualificationThresholds): ClusterAssessment[] {
@@ -115,24 +119,17 @@ export function assessClusters(clusters: ClusterRun[][], thresholds: Qualificati
     return { ...base, qualifies: true };
   });
 
-  const ranked = assessments
+  assessments
     .filter((assessment) => assessment.qualifies)
     .sort(
       (a, b) =>
+        clusterValue(b) - clusterValue(a) ||
         b.successfulRuns - a.successfulRuns ||
-        b.successRate - a.successRate ||
         b.size - a.size ||
         a.clusterIndex - b.clusterIndex,
-    );
-  ranked.forEach((assessment, position) => {
-    assessment.rank = position + 1;
-    if (position >= thresholds.maxClustersPerPass) {
-      assessment.qualifies = false;
-      assessment.reason = {
-        code: 'over_pass_cap',
-        message: `ranked ${position + 1} of ${ranked.length} qualifying clusters; maxClustersPerPass is ${thresholds.maxClustersPerPass}`,
-      };
-    }
-  });
+    )
+    .forEach((assessment, position) => {
+      assessment.rank = position + 1;
+    });
   return assessments;
 }

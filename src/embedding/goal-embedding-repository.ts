@@ -183,6 +183,16 @@ export async function loadGoalEmbeddings(
   return { runIds, vectors };
 }
 
+/** The mean of the stored goal embeddings of `runIds` for a model (the centroid of what they were for); null when none is stored. */
+export async function meanGoalEmbedding(db: Queryable, tenantId: string, modelId: string, runIds: string[]): Promise<Float32Array | null> {
+  const { rows } = await db.query<{ mean: string | null }>(
+    `SELECT avg(embedding)::text AS mean FROM goal_embeddings WHERE tenant_id = $1 AND model_id = $2 AND run_id = ANY($3::text[])`,
+    [tenantId, modelId, runIds],
+  );
+  const mean = rows[0]?.mean;
+  return mean ? Float32Array.from(pgvector.fromSql(mean) as number[]) : null;
+}
+
 /**
  * Forgets every goal embedding (and model record) of the tenant made by a model other than
  * `keepModelId`: the explicit first half of `skillsmith reembed`. Returns how many were dropped.

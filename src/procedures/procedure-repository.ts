@@ -3,7 +3,7 @@ import pgvector from 'pgvector';
 import { EmbeddingDimensionMismatch } from '../embedding/embedding-errors.ts';
 import type { Queryable } from '../store/database.ts';
 import { mapRow } from '../store/row-mapping.ts';
-import type { ConsensusStep, Procedure, ScoredProcedure } from './procedure.ts';
+import type { ConsensusStep, CountedRun, Procedure, ProcedureState, ScoredProcedure } from './procedure.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
@@ -108,26 +108,50 @@ export async function findProcedureByName(db: Queryable, tenantId: string, name:
   return rows[0] ? toProcedure(rows[0]) : undefined;
 }
 
+export async function findProcedureById(db: Queryable, tenantId: string, id: string): Promise<Procedure | undefined> {
+  const { rows } = await db.query<ProcedureRow>(`SELECT ${COLUMNS} FROM procedures WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+  return rows[0] ? toProcedure(rows[0]) : undefined;
+}
+
+export async function findProcedureStates(db: Queryable, tenantId: string, names: string[]): Promise<Map<string, ProcedureState>> {
+  const { rows } = await db.query<{ name: string; enabled: boolean; superseded_by: string | null; success_count: number; attempt_count: number }>(
+    `SELECT p.name, p.enabled, s.name AS superseded_by, p.success_count, p.attempt_count
+       FROM procedures p LEFT JOIN procedures s ON s.tenant_id = p.tenant_id AND s.id = p.superseded_by
+      WHERE p.tenant_id = $1 AND p.name = ANY($2::text[])`,
+    [tenantId, names],
+  );
+  return new Map(
+    rows.map((row) => [
+      row.name,
+      {
+        state: row.superseded_by !== null ? 'superseded' : row.enabled ? 'live' : 'disabled',
+        enabled: row.enabled,
+        supersededBy: row.superseded_by,
+        successCount: row.success_count,
+        attemptCount: row.attempt_count,
+      },
+    ]),
+  );
+}
+
 export async function listProcedures(db: Queryable, tenantId: string): Promise<Procedure[]> {
   const { rows } = await db.query<ProcedureRow>(`SELECT ${COLUMNS} FROM procedures WHERE tenant_id = $1 ORDER BY name`, [tenantId]);
   return rows.map(toProcedure);
 }
 
-export type ProcedureWrite = Pick<
-  Procedure,
-  'skillId' | 'name' | 'revision' | 'whenToUse' | 'toolSequence' | 'toolsRequired' | 'successCount' | 'attemptCount' | 'embeddingModel'
-> & { fromSessions: string[]; embedding: Float32Array };
+/** What a new revision changes on its procedure: content, not identity and not the track record. */
+export type ProcedureContent = Pick<Procedure, 'skillId' | 'name' | 'revision' | 'whenToUse' | 'toolSequence' | 'toolsRequired' | 'embeddingModel'> & {
+  embedding: Float32Array;
+};
 
-/** The content and track-record columns a write sets, in the order both statements below use. */
-function contentParameters(write: ProcedureWrite): unknown[] {
+export type ProcedureWrite = ProcedureContent & Pick<Procedure, 'successCount' | 'attemptCount'> & { fromSessions: string[] };
+
+function contentParameters(write: ProcedureContent): unknown[] {
   return [
     write.revision,
     write.whenToUse,
     JSON.stringify(write.toolSequence),
     JSON.stringify(write.toolsRequired),
-    write.successCount,
-    write.attemptCount,
-    JSON.stringify({ source: 'synthesized', from_sessions: write.fromSessions }),
     pgvector.toSql(Array.from(write.embedding)),
     write.embeddingModel,
     write.embedding.length,
@@ -137,23 +161,117 @@ function contentParameters(write: ProcedureWrite): unknown[] {
 export async function insertProcedure(db: pg.PoolClient, tenantId: string, write: ProcedureWrite): Promise<Procedure> {
   const { rows } = await db.query<ProcedureRow>(
     `INSERT INTO procedures (tenant_id, skill_id, name, revision, when_to_use, tool_sequence, tools_required,
-       success_count, attempt_count, provenance, embedding, embedding_model, embedding_dimension)
+       embedding, embedding_model, embedding_dimension, success_count, attempt_count, provenance)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
      RETURNING ${COLUMNS}`,
-    [tenantId, write.skillId, write.name, ...contentParameters(write)],
+    [
+      tenantId,
+      write.skillId,
+      write.name,
+      ...contentParameters(write),
+      write.successCount,
+      write.attemptCount,
+      JSON.stringify({ source: 'synthesized', from_sessions: write.fromSessions }),
+    ],
   );
   return toProcedure(rows[0]!);
 }
 
-/** A new revision of the same skill: content fields and the merged track record change, identity does not. */
-export async function updateProcedure(db: pg.PoolClient, tenantId: string, id: string, write: ProcedureWrite): Promise<void> {
+/** A new revision of the same skill: content fields change; identity and the track record (countProcedureRuns) do not. */
+export async function updateProcedure(db: pg.PoolClient, tenantId: string, id: string, write: ProcedureContent): Promise<void> {
   await db.query(
     `UPDATE procedures SET revision = $3, when_to_use = $4, tool_sequence = $5, tools_required = $6,
-       success_count = $7, attempt_count = $8, provenance = $9, embedding = $10, embedding_model = $11,
-       embedding_dimension = $12, updated_at = now()
+       embedding = $7, embedding_model = $8, embedding_dimension = $9, updated_at = now()
      WHERE tenant_id = $1 AND id = $2`,
     [tenantId, id, ...contentParameters(write)],
   );
+}
+
+
+/**
+ * Adds runs to a procedure's track record, each at most once: a run already counted (by an earlier
+ * pass, or observed by a review) adds nothing. Provenance gains the new successful runs, and the
+ * goal centroid is recomputed over every successful run counted, for `goalModel`.
+ */
+export async function countProcedureRuns(
+  db: pg.PoolClient,
+  tenantId: string,
+  procedureId: string,
+  passId: string,
+  runs: CountedRun[],
+  goalModel: string,
+): Promise<{ successes: number; attempts: number }> {
+  const { rows } = await db.query<{ run_id: string; success: boolean }>(
+    `WITH fresh AS (
+       INSERT INTO procedure_runs (tenant_id, procedure_id, run_id, success, pass_id)
+       SELECT $1, $2, r.run_id, r.success, $3 FROM jsonb_to_recordset($4::jsonb) AS r(run_id text, success boolean)
+       ON CONFLICT DO NOTHING
+       RETURNING run_id, success)
+     SELECT run_id, success FROM fresh f
+      WHERE NOT EXISTS (SELECT 1 FROM procedure_observations o
+                         WHERE o.tenant_id = $1 AND o.procedure_id = $2 AND o.run_id = f.run_id)
+      ORDER BY run_id`,
+    [tenantId, procedureId, passId, JSON.stringify(runs.map((run) => ({ run_id: run.runId, success: run.success })))],
+  );
+  const successes = rows.filter((row) => row.success).map((row) => row.run_id);
+  await db.query(
+    `UPDATE procedures SET success_count = success_count + $3, attempt_count = attempt_count + $4,
+        provenance = jsonb_set(provenance, '{from_sessions}', (provenance -> 'from_sessions') || $5::jsonb),
+        goal_centroid = (SELECT avg(g.embedding)::vector
+                           FROM procedure_runs pr JOIN goal_embeddings g
+                             ON g.tenant_id = pr.tenant_id AND g.run_id = pr.run_id AND g.model_id = $6
+                          WHERE pr.tenant_id = $1 AND pr.procedure_id = $2 AND pr.success),
+        goal_centroid_model = $6, updated_at = now()
+      WHERE tenant_id = $1 AND id = $2`,
+    [tenantId, procedureId, successes.length, rows.length, JSON.stringify(successes), goalModel],
+  );
+  return { successes: successes.length, attempts: rows.length };
+}
+
+/** Which of `runIds` the procedure has already counted (learned from, or observed by a review). */
+export async function findCountedRuns(db: Queryable, tenantId: string, procedureId: string, runIds: string[]): Promise<Set<string>> {
+  const { rows } = await db.query<{ run_id: string }>(
+    `SELECT run_id FROM procedure_runs WHERE tenant_id = $1 AND procedure_id = $2 AND run_id = ANY($3::text[])
+     UNION
+     SELECT run_id FROM procedure_observations WHERE tenant_id = $1 AND procedure_id = $2 AND run_id = ANY($3::text[])`,
+    [tenantId, procedureId, runIds],
+  );
+  return new Set(rows.map((row) => row.run_id));
+}
+
+/** The runs a procedure's record counts, oldest first (its learned evidence). */
+export async function listCountedRuns(db: Queryable, tenantId: string, procedureId: string): Promise<CountedRun[]> {
+  const { rows } = await db.query<{ run_id: string; success: boolean }>(
+    `SELECT run_id, success FROM procedure_runs WHERE tenant_id = $1 AND procedure_id = $2 ORDER BY counted_at, run_id`,
+    [tenantId, procedureId],
+  );
+  return rows.map((row) => ({ runId: row.run_id, success: row.success }));
+}
+
+/**
+ * Every procedure of the tenant with the mean goal embedding of the runs it was learned from, for
+ * `goalModel`: the stored centroid, or (procedures learned before it was stored, or under another
+ * model) one computed from their counted runs.
+ */
+export async function listProceduresWithGoalCentroids(
+  db: Queryable,
+  tenantId: string,
+  goalModel: string,
+): Promise<Array<{ procedure: Procedure; goalCentroid: Float32Array | null }>> {
+  const { rows } = await db.query<ProcedureRow & { centroid: string | null }>(
+    `SELECT ${COLUMNS},
+        CASE WHEN goal_centroid_model = $2 THEN goal_centroid::text
+             ELSE (SELECT avg(g.embedding)::text
+                     FROM procedure_runs pr JOIN goal_embeddings g
+                       ON g.tenant_id = pr.tenant_id AND g.run_id = pr.run_id AND g.model_id = $2
+                    WHERE pr.tenant_id = procedures.tenant_id AND pr.procedure_id = procedures.id AND pr.success) END AS centroid
+       FROM procedures WHERE tenant_id = $1 ORDER BY name`,
+    [tenantId, goalModel],
+  );
+  return rows.map((row) => ({
+    procedure: toProcedure(row),
+    goalCentroid: row.centroid === null ? null : Float32Array.from(pgvector.fromSql(row.centroid) as number[]),
+  }));
 }
 
 export async function markSuperseded(db: pg.PoolClient, tenantId: string, weakerId: string, strongerId: string): Promise<void> {
@@ -211,12 +329,19 @@ export async function observeProcedure(
     [tenantId, observation.runId, observation.procedureId, observation.success, observation.via],
   );
   if (inserted.rowCount === 0) return undefined;
+  // A run the procedure was learned from is already in its record: only the observed window counts it.
+  const learned = await db.query(`SELECT 1 FROM procedure_runs WHERE tenant_id = $1 AND procedure_id = $2 AND run_id = $3`, [
+    tenantId,
+    observation.procedureId,
+    observation.runId,
+  ]);
+  const counted = learned.rowCount === 0 ? 1 : 0;
   const successes = observation.success ? 1 : 0;
   const { rows } = await db.query<ProcedureRow>(
-    `UPDATE procedures SET attempt_count = attempt_count + 1, success_count = success_count + $3,
+    `UPDATE procedures SET attempt_count = attempt_count + $4, success_count = success_count + $3 * $4,
         observed_attempts = observed_attempts + 1, observed_successes = observed_successes + $3, last_used_at = now()
       WHERE tenant_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-    [tenantId, observation.procedureId, successes],
+    [tenantId, observation.procedureId, successes, counted],
   );
   return rows[0] ? toProcedure(rows[0]) : undefined;
 }

@@ -37,3 +37,19 @@ export interface ScoredProcedure extends Procedure {
   /** Cosine similarity to the query vector. */
   score: number;
 }
+
+/** A run a procedure's track record counts (once, however many passes see it). */
+export interface CountedRun {
+  runId: string;
+  success: boolean;
+}
+
+/** What recall and the catalog make of a learned skill: live, superseded by another, or disabled. */
+export interface ProcedureState {
+  state: 'live' | 'superseded' | 'disabled';
+  enabled: boolean;
+  /** The name of the procedure that supersedes it. */
+  supersededBy: string | null;
+  successCount: number;
+  attemptCount: number;
+}

@@ -180,6 +180,15 @@ export async function countRuns(db: Queryable, tenantId: string): Promise<RunCou
   return { runs: Number(row?.runs ?? 0), toolCalls: Number(row?.tool_calls ?? 0) };
 }
 
+/** Which of `runIds` failed or were cancelled: the attempts that are not successes. */
+export async function findUnsuccessfulRunIds(db: Queryable, tenantId: string, runIds: string[]): Promise<string[]> {
+  const { rows } = await db.query<{ run_id: string }>(
+    `SELECT run_id FROM runs WHERE tenant_id = $1 AND run_id = ANY($2::text[]) AND status <> 'completed' ORDER BY run_id`,
+    [tenantId, runIds],
+  );
+  return rows.map((row) => row.run_id);
+}
+
 /** A stored run as it was reported (for inspection, tests and the review step). */
 export async function findRun(db: Queryable, tenantId: string, runId: string): Promise<RunReport | undefined> {
   const runResult = await db.query<{

@@ -28,6 +28,8 @@ export interface ClusterEvidence {
   optionalSteps: Array<{ tool: string; runs: number }>;
   /** Distinct error messages from failed tool calls, most frequent first. */
   observedFailures: Array<{ tool: string; error: string; count: number }>;
+  /** The track record the skill will have once installed (the procedure's record): the figures a document states. */
+  trackRecord?: { successCount: number; attemptCount: number };
 }
 
 const MAX_GOALS = 5;

@@ -1,20 +1,21 @@
+import { findProcedureById, listCountedRuns } from '../procedures/procedure-repository.ts';
 import type { Queryable } from '../store/database.ts';
-import { findRun } from '../runs/run-repository.ts';
-import { buildClusterEvidence, type EvidenceRun } from './cluster-evidence.ts';
+import { buildClusterEvidence } from './cluster-evidence.ts';
 import type { Distiller } from './distiller.ts';
+import { loadEvidenceRuns } from './evidence-runs.ts';
 import { DistillOutputMalformed } from './learned-skill.ts';
 import { getPassCluster, markClusterDistilled, markClusterSkipped } from './pass-repository.ts';
-
-/** At most this many runs of a cluster are shown to the distiller (sorted by id: deterministic). */
-export const MAX_EVIDENCE_RUNS = 40;
+import { countedRunsOf, freshRunsFor, trackRecordAfter } from './reconcile-cluster.ts';
 
 export type DistillOutcome =
   | { status: 'distilled'; name: string }
   | { status: 'skipped'; reason: string };
 
 /**
- * DISTILL for one cluster of a pass: builds the evidence from its runs, asks the distiller, and
- * records the candidate document or the reason the cluster is skipped. Errors reaching the
+ * DISTILL for one cluster of a pass: builds the evidence from its runs — for an UPDATE, from every
+ * run of the procedure's record too, so the new revision describes all of its evidence — with the
+ * track record the skill will have once installed, asks the distiller, and records the candidate
+ * document or the reason the cluster is skipped. Errors reaching the
  * model (LlmUnavailable) propagate: they stop the pass, they do not skip a cluster.
  */
 export async function distillCluster(
@@ -28,17 +29,19 @@ export async function distillCluster(
   if (cluster.status !== 'pending' && cluster.candidate) {
     return { status: 'distilled', name: cluster.skillName ?? 'candidate' };
   }
-  const successful = new Set(cluster.successfulRunIds);
-  // Successful runs first so the evidence always contains the sequences being distilled.
-  const chosen = [...cluster.runIds]
-    .sort((a, b) => Number(successful.has(b)) - Number(successful.has(a)) || (a < b ? -1 : 1))
-    .slice(0, MAX_EVIDENCE_RUNS);
-  const runs: EvidenceRun[] = [];
-  for (const runId of chosen) {
-    const run = await findRun(db, input.tenantId, runId);
-    if (run) runs.push({ runId, goal: run.goal, status: run.status, toolCalls: run.toolCalls });
-  }
-  const evidence = buildClusterEvidence(runs, input.minSteps);
+  const counted = await countedRunsOf(db, input.tenantId, cluster);
+  const target = cluster.decision === 'update' && cluster.targetProcedureId ? await findProcedureById(db, input.tenantId, cluster.targetProcedureId) : undefined;
+  const learnedFrom = target ? await listCountedRuns(db, input.tenantId, target.id) : [];
+  const runs = await loadEvidenceRuns(
+    db,
+    input.tenantId,
+    [...cluster.runIds, ...learnedFrom.map((run) => run.runId)],
+    [...cluster.successfulRunIds, ...learnedFrom.filter((run) => run.success).map((run) => run.runId)],
+  );
+  const evidence = {
+    ...buildClusterEvidence(runs, input.minSteps),
+    trackRecord: trackRecordAfter(target, target ? await freshRunsFor(db, input.tenantId, target, counted) : counted),
+  };
   let learned;
   try {
     learned = await distiller.distill(evidence, signal ? { signal } : {});

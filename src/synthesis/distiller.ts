@@ -91,7 +91,8 @@ export function createExtractiveDistiller(options: { license: string }): Distill
         manifest.description = oneLine(words > 0 ? `Use for goals like "${example}".` : 'Use for the goals listed in the body.', DESCRIPTION_CHARACTER_LIMIT);
         if (countTokens(renderMetadataBlock(manifest)) <= METADATA_TOKEN_LIMIT) break;
       }
-      const successRate = Math.round((100 * evidence.successfulRunCount) / Math.max(1, evidence.runCount));
+      const record = evidence.trackRecord ?? { successCount: evidence.successfulRunCount, attemptCount: evidence.runCount };
+      const successRate = Math.round((100 * record.successCount) / Math.max(1, record.attemptCount));
       const steps = evidence.consensusSequence.map((step, index) => {
         const args = step.argumentNames.length ? ` with ${step.argumentNames.map((name) => `\`${name}\``).join(', ')}` : '';
         return `${index + 1}. Call \`${step.tool}\`${args}.`;
@@ -108,7 +109,7 @@ export function createExtractiveDistiller(options: { license: string }): Distill
       const body = [
         `# ${manifest.name.replace(/-/g, ' ').replace(/^./, (letter) => letter.toUpperCase())}`,
         '',
-        `Learned from ${evidence.successfulRunCount} successful runs (${successRate}% of ${evidence.runCount} attempts). Goals it served:`,
+        `Learned from ${record.successCount} successful runs (${successRate}% of ${record.attemptCount} attempts). Goals it served:`,
         ...evidence.representativeGoals.map((goal) => `- ${oneLine(goal, 200)}`),
         '',
         ...steps,

@@ -2,15 +2,25 @@ import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import semver from 'semver';
 import type { Embedder } from '../embedding/embedder.ts';
-import { checkProcedureModel, ensureProcedureIndex, findNearestProcedures, findProcedureByName, insertProcedure, markSuperseded, updateProcedure } from '../procedures/procedure-repository.ts';
-import { type Procedure } from '../procedures/procedure.ts';
+import {
+  checkProcedureModel,
+  countProcedureRuns,
+  ensureProcedureIndex,
+  findProcedureById,
+  findProcedureByName,
+  insertProcedure,
+  markSuperseded,
+  updateProcedure,
+} from '../procedures/procedure-repository.ts';
+import type { Procedure } from '../procedures/procedure.ts';
 import { findStoredRunHashes } from '../runs/run-repository.ts';
+import { SkillNotFound } from '../skills/skill-errors.ts';
 import { parseSkillDocument, serializeSkillDocument } from '../skills/skill-format.ts';
 import { SKILL_MANIFEST_PATH } from '../skills/skill-package.ts';
 import type { SkillRepository } from '../store/skill-repository.ts';
 import { getPassCluster, markClusterInstalled } from './pass-repository.ts';
-import { type PassCluster } from './pass-record.ts';
-import { reconcile, type ReconcileDecision } from './reconcile.ts';
+import type { PassCluster } from './pass-record.ts';
+import { countedRunsOf, reconcileCluster, type ReconcileClusterDependencies } from './reconcile-cluster.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
 /** The principal recorded on every revision a synthesis pass writes. */
@@ -20,8 +30,8 @@ export interface InstallDependencies {
   pool: pg.Pool;
   skills: SkillRepository;
   embedder: Embedder;
-  similarityTau: number;
   defaultLicense: string;
+  reconcile: Omit<ReconcileClusterDependencies, 'db'>;
 }
 
 export interface InstallOutcome {
@@ -36,21 +46,38 @@ export class ProvenanceUnverified extends SkillsmithError {
   static override readonly code = 'ProvenanceUnverified';
 }
 
-function storedOutcome(cluster: PassCluster): InstallOutcome {
+function recordedOutcome(cluster: PassCluster): InstallOutcome {
   return {
     decision: cluster.decision!,
     skillName: cluster.skillName ?? '',
     revision: cluster.revision,
-    reason: cluster.skipReason ?? undefined,
+    reason: cluster.decisionReason ?? undefined,
   };
 }
 
-async function nearestMatch(deps: InstallDependencies, tenantId: string, embedding: Float32Array, name: string): Promise<Procedure | undefined> {
-  const nearest = await findNearestProcedures(deps.pool, tenantId, embedding, { limit: 5, recallableOnly: false });
-  const live = nearest.find((procedure) => procedure.supersededBy === null && procedure.score >= deps.similarityTau);
-  if (live) return live;
-  // A procedure of the same name is the same skill even when its wording drifted below τ.
-  return findProcedureByName(deps.pool, tenantId, name);
+/**
+ * A new procedure's skill name: the distilled one, or — when another skill holds it (a different
+ * procedure whose goals read alike) — the first free `<name>-2`, `-3`, …, never a second revision
+ * of a skill it is not.
+ */
+async function freeSkillName(deps: InstallDependencies, tenantId: string, name: string): Promise<string> {
+  for (let suffix = 1; ; suffix++) {
+    const tail = suffix === 1 ? '' : `-${suffix}`;
+    const candidate = `${name.slice(0, 64 - tail.length).replace(/-+$/, '')}${tail}`;
+    if (await findProcedureByName(deps.pool, tenantId, candidate)) continue;
+    try {
+      await deps.skills.resolve(tenantId, candidate);
+    } catch (error) {
+      if (error instanceof SkillNotFound) return candidate;
+      throw error;
+    }
+  }
+}
+
+async function recordedTarget(deps: InstallDependencies, tenantId: string, cluster: PassCluster): Promise<Procedure> {
+  const target = cluster.targetProcedureId ? await findProcedureById(deps.pool, tenantId, cluster.targetProcedureId) : undefined;
+  if (!target) throw new Error(`cluster ${cluster.clusterKey}: the procedure reconcile matched (${cluster.targetProcedureId}) is gone`);
+  return target;
 }
 
 /**
@@ -63,16 +90,21 @@ export async function reconcileAndInstall(
   input: { tenantId: string; passId: string; clusterKey: string },
 ): Promise<InstallOutcome> {
   const { tenantId, passId, clusterKey } = input;
-  const cluster = await getPassCluster(deps.pool, tenantId, passId, clusterKey);
-  if (cluster.status === 'installed') return storedOutcome(cluster);
+  let cluster = await getPassCluster(deps.pool, tenantId, passId, clusterKey);
+  if (cluster.status === 'installed') return recordedOutcome(cluster);
+  if (!cluster.decision) {
+    // Workflows started before reconcile ran ahead of distillation decide here.
+    await reconcileCluster({ db: deps.pool, ...deps.reconcile }, input);
+    cluster = await getPassCluster(deps.pool, tenantId, passId, clusterKey);
+  }
+  if (cluster.decision === 'noop') return recordedOutcome(cluster);
   if (cluster.status !== 'distilled' || !cluster.candidate) {
     throw new Error(`cluster ${clusterKey} of pass ${passId} has no distilled candidate (status ${cluster.status})`);
   }
 
-  const verified = new Set(
-    (await findStoredRunHashes(deps.pool, tenantId, cluster.successfulRunIds)).map((run) => run.runId),
-  );
-  const missing = cluster.successfulRunIds.filter((runId) => !verified.has(runId));
+  const counted = await countedRunsOf(deps.pool, tenantId, cluster);
+  const verified = new Set((await findStoredRunHashes(deps.pool, tenantId, counted.map((run) => run.runId))).map((run) => run.runId));
+  const missing = counted.filter((run) => !verified.has(run.runId)).map((run) => run.runId);
   if (missing.length > 0) throw new ProvenanceUnverified(`provenance names runs that do not exist: ${missing.slice(0, 5).join(', ')}`);
 
   const parsed = parseSkillDocument(cluster.candidate, { defaultLicense: deps.defaultLicense });
@@ -80,33 +112,18 @@ export async function reconcileAndInstall(
   await checkProcedureModel(deps.pool, tenantId, deps.embedder.modelId, embedding!.length);
   await ensureProcedureIndex(deps.pool, embedding!.length);
 
-  const candidate = {
-    name: parsed.manifest.name,
-    toolSequence: cluster.toolSequence ?? [],
-    successCount: cluster.successful,
-    attemptCount: cluster.size,
-    fromSessions: cluster.successfulRunIds,
-  };
-  const match = await nearestMatch(deps, tenantId, embedding!, parsed.manifest.name);
-  const decision: ReconcileDecision = reconcile(candidate, match);
-
-  if (decision.action === 'noop') {
-    const outcome = { decision: 'noop' as const, skillName: decision.target.name, revision: decision.target.revision, reason: decision.reason };
-    await markClusterInstalled(deps.pool, tenantId, passId, clusterKey, outcome);
-    return outcome;
-  }
-
+  const decision = cluster.decision!;
+  const target = decision === 'update' || decision === 'supersede' ? await recordedTarget(deps, tenantId, cluster) : undefined;
   let manifest = parsed.manifest;
-  if (decision.action === 'update') {
+  if (decision === 'update') {
     // The skill's identity is its name: an update is a new revision of the matched skill.
-    const current = await deps.skills.resolve(tenantId, `${decision.target.name}@${decision.target.revision}`);
-    manifest = { ...manifest, name: decision.target.name, version: semver.inc(current.manifest.version, 'minor') ?? current.manifest.version };
+    const current = await deps.skills.resolve(tenantId, `${target!.name}@${target!.revision}`);
+    manifest = { ...manifest, name: target!.name, version: semver.inc(current.manifest.version, 'minor') ?? current.manifest.version };
+  } else {
+    manifest = { ...manifest, name: await freeSkillName(deps, tenantId, manifest.name) };
   }
   const document = serializeSkillDocument(manifest, parsed.body);
-  const trackRecord =
-    decision.action === 'update'
-      ? decision.trackRecord
-      : { successCount: candidate.successCount, attemptCount: candidate.attemptCount, fromSessions: candidate.fromSessions };
+  const toolSequence = cluster.toolSequence ?? [];
 
   let outcome: InstallOutcome | undefined;
   const revision = await deps.skills.install(
@@ -114,40 +131,43 @@ export async function reconcileAndInstall(
     { directoryName: manifest.name, files: new Map([[SKILL_MANIFEST_PATH, new TextEncoder().encode(document)]]) },
     {
       source: 'agent',
-      expectedRevision: decision.action === 'update' ? decision.target.revision : 0,
+      // The revision reconcile saw: a skill changed since then is a conflict, not silently overwritten.
+      expectedRevision: decision === 'update' ? (cluster.revision ?? target!.revision) : 0,
       authoredBy: {
-        runId: candidate.fromSessions[0]!,
+        runId: cluster.successfulRunIds[0]!,
         principalId: SYNTHESIS_PRINCIPAL,
         invocationId: `${passId}#${clusterKey}`,
         idempotencyKey: createHash('sha256').update(document).digest('hex'),
       },
       inTransaction: async (client, installed) => {
-        const write = {
+        const content = {
           skillId: installed.skillId,
           name: installed.name,
           revision: installed.revision,
           whenToUse: manifest.description,
-          toolSequence: candidate.toolSequence,
+          toolSequence,
           toolsRequired: manifest.requiredTools,
-          ...trackRecord,
           embedding: embedding!,
           embeddingModel: deps.embedder.modelId,
         };
-        if (decision.action === 'update') {
-          await updateProcedure(client, tenantId, decision.target.id, write);
+        let procedureId: string;
+        if (decision === 'update') {
+          await updateProcedure(client, tenantId, target!.id, content);
+          procedureId = target!.id;
         } else {
-          const created = await insertProcedure(client, tenantId, write);
-          if (decision.action === 'supersede') await markSuperseded(client, tenantId, decision.weaker.id, created.id);
+          procedureId = (await insertProcedure(client, tenantId, { ...content, successCount: 0, attemptCount: 0, fromSessions: [] })).id;
+          if (decision === 'supersede') await markSuperseded(client, tenantId, target!.id, procedureId);
         }
+        await countProcedureRuns(client, tenantId, procedureId, passId, counted, deps.reconcile.goalModel);
         outcome = {
-          decision: decision.action,
+          decision,
           skillName: installed.name,
           revision: installed.revision,
-          reason: decision.action === 'supersede' ? `supersedes ${decision.weaker.name}` : undefined,
+          reason: cluster.decisionReason ?? undefined,
         };
         await markClusterInstalled(client, tenantId, passId, clusterKey, outcome);
       },
     },
   );
-  return outcome ?? { decision: decision.action, skillName: revision.name, revision: revision.revision };
+  return outcome ?? { decision, skillName: revision.name, revision: revision.revision };
 }

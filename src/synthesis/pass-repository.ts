@@ -90,12 +90,15 @@ export async function finishPassRecord(
   await db.query(
     `UPDATE passes p SET status = $3, outcome = $4, finished_at = now(),
         counts = p.counts || jsonb_build_object(
-          'added', c.added, 'updated', c.updated, 'noop', c.noop, 'superseded', c.superseded, 'skipped', c.skipped)
-       FROM (SELECT count(*) FILTER (WHERE decision = 'add') AS added,
-                    count(*) FILTER (WHERE decision = 'update') AS updated,
-                    count(*) FILTER (WHERE decision = 'noop') AS noop,
-                    count(*) FILTER (WHERE decision = 'supersede') AS superseded,
-                    count(*) FILTER (WHERE status = 'skipped') AS skipped
+          'added', c.added, 'updated', c.updated, 'noop', c.noop, 'superseded', c.superseded, 'skipped', c.skipped,
+          'pending', c.pending)
+       FROM (SELECT count(*) FILTER (WHERE status = 'installed' AND decision = 'add') AS added,
+                    count(*) FILTER (WHERE status = 'installed' AND decision = 'update') AS updated,
+                    count(*) FILTER (WHERE status IN ('reconciled', 'installed') AND decision = 'noop') AS noop,
+                    count(*) FILTER (WHERE status = 'installed' AND decision = 'supersede') AS superseded,
+                    count(*) FILTER (WHERE status = 'skipped') AS skipped,
+                    count(*) FILTER (WHERE qualifying AND status IN ('pending', 'reconciled', 'distilled')
+                                       AND decision IS DISTINCT FROM 'noop') AS pending
                FROM pass_clusters WHERE tenant_id = $1 AND pass_id = $2) c
       WHERE p.tenant_id = $1 AND p.id = $2 AND p.status = 'running'`,
     [tenantId, id, status, outcome],
@@ -120,12 +123,18 @@ interface PassClusterRow {
   skill_name: string | null;
   revision: number | null;
   skip_reason: string | null;
+  target_procedure_id: string | null;
+  decision_reason: string | null;
+  value: number | null;
+  carried_from: string | null;
+  carried_to: string | null;
 }
 
 const toCluster = (row: PassClusterRow): PassCluster => mapRow(row);
 
 const CLUSTER_COLUMNS = `cluster_key, rank, run_ids, successful_run_ids, size, successful, success_rate, qualifying, reason, status,
-  candidate, tool_sequence, decision, skill_name, revision, skip_reason`;
+  candidate, tool_sequence, decision, skill_name, revision, skip_reason, target_procedure_id, decision_reason, value,
+  carried_from, carried_to`;
 
 /** Records the clusters a pass found; idempotent, so a retried cluster step writes nothing twice. */
 export async function recordPassClusters(db: Queryable, tenantId: string, passId: string, clusters: NewPassCluster[]): Promise<void> {
@@ -134,12 +143,12 @@ export async function recordPassClusters(db: Queryable, tenantId: string, passId
     const batch = clusters.slice(start, start + batchSize);
     await db.query(
       `INSERT INTO pass_clusters (tenant_id, pass_id, cluster_key, rank, run_ids, successful_run_ids, size, successful,
-         success_rate, qualifying, reason)
+         success_rate, qualifying, reason, value)
        SELECT $1, $2, c.cluster_key, c.rank, c.run_ids, c.successful_run_ids, c.size, c.successful, c.success_rate,
-              c.qualifying, c.reason
+              c.qualifying, c.reason, c.value
          FROM jsonb_to_recordset($3::jsonb) AS c(cluster_key text, rank int, run_ids jsonb, successful_run_ids jsonb,
               size int, successful int,
-              success_rate double precision, qualifying boolean, reason text)
+              success_rate double precision, qualifying boolean, reason text, value double precision)
        ON CONFLICT (tenant_id, pass_id, cluster_key) DO NOTHING`,
       [
         tenantId,
@@ -155,6 +164,7 @@ export async function recordPassClusters(db: Queryable, tenantId: string, passId
             success_rate: cluster.successRate,
             qualifying: cluster.qualifying,
             reason: cluster.reason,
+            value: cluster.value,
           })),
         ),
       ],
@@ -188,7 +198,7 @@ export async function markClusterDistilled(
 ): Promise<void> {
   await db.query(
     `UPDATE pass_clusters SET status = 'distilled', candidate = $4, tool_sequence = $5
-      WHERE tenant_id = $1 AND pass_id = $2 AND cluster_key = $3 AND status IN ('pending', 'distilled')`,
+      WHERE tenant_id = $1 AND pass_id = $2 AND cluster_key = $3 AND status IN ('pending', 'reconciled', 'distilled')`,
     [tenantId, passId, clusterKey, candidate.document, JSON.stringify(candidate.toolSequence)],
   );
 }
@@ -210,8 +220,106 @@ export async function markClusterInstalled(
   outcome: { decision: 'add' | 'update' | 'noop' | 'supersede'; skillName: string; revision: number | null; reason?: string | undefined },
 ): Promise<void> {
   await db.query(
-    `UPDATE pass_clusters SET status = 'installed', decision = $4, skill_name = $5, revision = $6, skip_reason = $7
+    `UPDATE pass_clusters SET status = 'installed', decision = $4, skill_name = $5, revision = $6,
+        decision_reason = COALESCE($7, decision_reason)
       WHERE tenant_id = $1 AND pass_id = $2 AND cluster_key = $3`,
     [tenantId, passId, clusterKey, outcome.decision, outcome.skillName, outcome.revision, outcome.reason ?? null],
   );
+}
+
+/** Reconcile's decision, recorded before distillation: a NOOP ends the cluster here, anything else goes on to distil. */
+export async function markClusterReconciled(
+  db: Queryable,
+  tenantId: string,
+  passId: string,
+  clusterKey: string,
+  decision: {
+    decision: 'add' | 'update' | 'noop' | 'supersede';
+    targetProcedureId: string | null;
+    skillName: string | null;
+    revision: number | null;
+    reason: string;
+    toolSequence: ConsensusStep[];
+  },
+): Promise<void> {
+  await db.query(
+    // A cluster distilled before it was reconciled (a workflow started before 008) keeps its candidate, unless it is a NOOP.
+    `UPDATE pass_clusters SET status = CASE WHEN status = 'pending' OR $4 = 'noop' THEN 'reconciled' ELSE status END,
+        decision = $4, target_procedure_id = $5, skill_name = $6, revision = $7, decision_reason = $8,
+        tool_sequence = CASE WHEN status = 'pending' THEN $9::jsonb ELSE tool_sequence END
+      WHERE tenant_id = $1 AND pass_id = $2 AND cluster_key = $3 AND status IN ('pending', 'distilled') AND decision IS NULL`,
+    [
+      tenantId,
+      passId,
+      clusterKey,
+      decision.decision,
+      decision.targetProcedureId,
+      decision.skillName,
+      decision.revision,
+      decision.reason,
+      JSON.stringify(decision.toolSequence),
+    ],
+  );
+}
+
+/**
+ * Takes over the qualifying clusters earlier passes left pending past their budget (of completed
+ * passes, whose windows the next incremental pass does not see again, or carried ones): copied into
+ * this pass, marked carried on the old pass. A full pass re-clusters every run, so it carries none.
+ */
+export async function carryPendingClusters(db: Queryable, tenantId: string, passId: string): Promise<number> {
+  await db.query(
+    `WITH waiting AS (
+       SELECT c.* FROM pass_clusters c JOIN passes p ON p.tenant_id = c.tenant_id AND p.id = c.pass_id
+        WHERE c.tenant_id = $1 AND c.pass_id <> $2 AND c.qualifying AND c.status = 'pending' AND c.carried_to IS NULL
+          AND (p.status = 'completed' OR (p.status <> 'running' AND c.carried_from IS NOT NULL))
+        ORDER BY c.value DESC NULLS LAST, c.cluster_key
+        FOR UPDATE OF c),
+     copied AS (
+       INSERT INTO pass_clusters (tenant_id, pass_id, cluster_key, rank, run_ids, successful_run_ids, size, successful,
+          success_rate, qualifying, reason, value, carried_from)
+       SELECT tenant_id, $2, cluster_key, rank, run_ids, successful_run_ids, size, successful, success_rate, true, reason,
+              value, pass_id
+         FROM waiting
+       ON CONFLICT (tenant_id, pass_id, cluster_key) DO NOTHING)
+     UPDATE pass_clusters c SET carried_to = $2 FROM waiting w
+      WHERE c.tenant_id = w.tenant_id AND c.pass_id = w.pass_id AND c.cluster_key = w.cluster_key`,
+    [tenantId, passId],
+  );
+  // Counted from this pass's rows, so a retried step reports the same number.
+  const { rows } = await db.query<{ carried: number }>(
+    `SELECT count(*)::int AS carried FROM pass_clusters WHERE tenant_id = $1 AND pass_id = $2 AND carried_from IS NOT NULL`,
+    [tenantId, passId],
+  );
+  return rows[0]!.carried;
+}
+
+/**
+ * The pass's qualifying clusters in processing order — carried ones first, then by value — cut
+ * at the budget: the rest stays pending with the reason, and the next pass takes it first.
+ */
+export async function selectClustersToProcess(
+  db: Queryable,
+  tenantId: string,
+  passId: string,
+  budget: number,
+): Promise<{ clusterKeys: string[]; waiting: number }> {
+  const { rows } = await db.query<{ cluster_key: string }>(
+    `SELECT cluster_key FROM pass_clusters WHERE tenant_id = $1 AND pass_id = $2 AND qualifying AND status = 'pending'
+      ORDER BY (carried_from IS NOT NULL) DESC, value DESC NULLS LAST, rank NULLS LAST, cluster_key`,
+    [tenantId, passId],
+  );
+  const ordered = rows.map((row) => row.cluster_key);
+  const waiting = ordered.slice(budget);
+  if (waiting.length > 0) {
+    await db.query(
+      `UPDATE pass_clusters SET decision_reason = 'waiting: ranked ' || (w.position + $4) || ' of ' || $5 ||
+          ' by value (successful runs × success rate), past the budget of ' || $4 ||
+          ' clusters per pass (SKILLSMITH_MAX_CLUSTERS_PER_PASS); the next pass takes it first'
+         FROM unnest($3::text[]) WITH ORDINALITY AS w(cluster_key, position)
+        WHERE pass_clusters.tenant_id = $1 AND pass_clusters.pass_id = $2 AND pass_clusters.cluster_key = w.cluster_key`,
+      [tenantId, passId, waiting, budget, ordered.length],
+    );
+  }
+  return { clusterKeys: ordered.slice(0, budget), waiting: waiting.length };
 }

@@ -1,77 +1,134 @@
 import type { Procedure } from '../procedures/procedure.ts';
-import type { ConsensusStep } from '../procedures/procedure.ts';
+import { toolSequenceSimilarity } from '../procedures/tool-sequence.ts';
 
 /**
- * Mem0's decision without DELETE, plus Zep's lineage: a candidate skill against the nearest
- * existing procedure (cosine ≥ τ on when_to_use) becomes ADD, UPDATE (a new revision of that
- * skill), NOOP, or SUPERSEDE (a different procedure for the same goals whose track record is
- * stronger: installed, and the weaker one gets `superseded_by`). Nothing is ever deleted, and a
- * near-duplicate never forks a second live skill.
+ * Mem0's decision without DELETE, plus Zep's lineage, judged by procedure: a qualifying cluster
+ * against the existing procedures — by tool sequence and by the goals each was learned from,
+ * never by the wording of a description — becomes
+ * - UPDATE (a new revision of the same skill, with the runs it had not counted yet) or NOOP
+ *   (nothing new) when it is the same procedure: the same tool sequence, retried calls collapsed,
+ *   whatever its goals read like. Identical procedures never fork a second live skill.
+ * - SUPERSEDE or NOOP when it is a different procedure for the same job (the goals it was learned
+ *   from all but interchangeable): the stronger track record by its Wilson lower bound wins.
+ * - ADD otherwise: a different tool sequence is a different procedure, never absorbed.
  */
 
-export interface Candidate {
-  name: string;
-  toolSequence: ConsensusStep[];
-  successCount: number;
-  attemptCount: number;
-  /** Run ids of the successful runs it was distilled from. */
-  fromSessions: string[];
-}
-
-export type ReconcileDecision =
-  | { action: 'add' }
-  | { action: 'update'; target: Procedure; trackRecord: TrackRecord }
-  | { action: 'noop'; target: Procedure; reason: string }
-  | { action: 'supersede'; weaker: Procedure };
+/**
+ * Goal centroids this alike mean the same job. Measured on NESTFUL with all-MiniLM-L6-v2: of the
+ * 6,775 pairs of recurring families with different tool sequences, 164 have centroid cosine ≥ 0.7,
+ * 5 ≥ 0.9 (car searches with and without a booking summary) and none ≥ 0.95 — goals that read
+ * alike are common, interchangeable ones are not, and supersede must stay the rare case.
+ */
+export const SAME_JOB_GOAL_SIMILARITY = 0.95;
+/** 95 % confidence for the track-record comparison. */
+const WILSON_Z = 1.96;
 
 export interface TrackRecord {
   successCount: number;
   attemptCount: number;
-  fromSessions: string[];
 }
 
-const sequenceKey = (steps: ConsensusStep[]) => steps.map((step) => step.tool).join('\u0000');
-
-const successRate = (record: { successCount: number; attemptCount: number }) =>
-  record.attemptCount === 0 ? 0 : record.successCount / record.attemptCount;
-
-/** Higher success rate wins; on a tie, more successes. */
-export function dominates(
-  candidate: { successCount: number; attemptCount: number },
-  existing: { successCount: number; attemptCount: number },
-): boolean {
-  const difference = successRate(candidate) - successRate(existing);
-  if (Math.abs(difference) > 1e-9) return difference > 0;
-  return candidate.successCount > existing.successCount;
+export interface ClusterProfile extends TrackRecord {
+  /** The consensus tool names of the cluster's successful runs. */
+  tools: string[];
+  /** Mean goal embedding of its successful runs. */
+  goalCentroid: Float32Array | null;
 }
 
-/** The existing record plus the candidate's runs it had not seen (sessions already counted are not counted twice). */
-export function mergeTrackRecord(existing: Procedure, candidate: Candidate): TrackRecord {
-  const known = new Set(existing.provenance.from_sessions);
-  const fresh = candidate.fromSessions.filter((session) => !known.has(session));
-  const overlap = candidate.fromSessions.length - fresh.length;
-  return {
-    successCount: existing.successCount + fresh.length,
-    attemptCount: existing.attemptCount + Math.max(fresh.length, candidate.attemptCount - overlap),
-    fromSessions: [...existing.provenance.from_sessions, ...fresh],
-  };
+export interface ProcedureProfile {
+  procedure: Procedure;
+  /** Mean goal embedding of the runs it was learned from; null when none is stored for the model. */
+  goalCentroid: Float32Array | null;
 }
 
-export function reconcile(candidate: Candidate, match: Procedure | undefined): ReconcileDecision {
-  if (!match) return { action: 'add' };
-  const sameSequence = sequenceKey(candidate.toolSequence) === sequenceKey(match.toolSequence);
-  const known = new Set(match.provenance.from_sessions);
-  const freshSessions = candidate.fromSessions.filter((session) => !known.has(session));
-  if (sameSequence && freshSessions.length === 0) {
-    return { action: 'noop', target: match, reason: `same procedure as ${match.name}, no new runs` };
+export interface ReconcileThresholds {
+  /** Goals this alike are the same job, so that two different procedures compete for it. */
+  sameJob: number;
+}
+
+export function reconcileThresholds(synthesis: { similarityTau: number }): ReconcileThresholds {
+  return { sameJob: Math.max(synthesis.similarityTau, SAME_JOB_GOAL_SIMILARITY) };
+}
+
+export interface ProcedureMatch {
+  relation: 'same-procedure' | 'same-job';
+  target: Procedure;
+  sequenceSimilarity: number;
+  /** null when either side has no goal centroid. */
+  goalSimilarity: number | null;
+}
+
+export type ReconcileDecision =
+  | { action: 'add'; reason: string }
+  | { action: 'update'; target: Procedure; reason: string }
+  | { action: 'noop'; target: Procedure; reason: string }
+  | { action: 'supersede'; weaker: Procedure; reason: string };
+
+export function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let normA = 0;
+  let normB = 0;
+  for (let index = 0; index < a.length; index++) {
+    dot += a[index]! * b[index]!;
+    normA += a[index]! * a[index]!;
+    normB += b[index]! * b[index]!;
   }
-  const sameLineage = sameSequence || candidate.name === match.name || freshSessions.length < candidate.fromSessions.length;
-  if (sameLineage) return { action: 'update', target: match, trackRecord: mergeTrackRecord(match, candidate) };
-  if (dominates(candidate, match)) return { action: 'supersede', weaker: match };
-  return {
-    action: 'noop',
-    target: match,
-    reason: `a different procedure for the same goals as ${match.name}, with a weaker track record ` +
-      `(${candidate.successCount}/${candidate.attemptCount} vs ${match.successCount}/${match.attemptCount})`,
-  };
+  return normA === 0 || normB === 0 ? 0 : dot / Math.sqrt(normA * normB);
+}
+
+/** Wilson score interval's lower bound: what the success rate is at least, given how many attempts back it. */
+export function wilsonLowerBound({ successCount, attemptCount }: TrackRecord): number {
+  if (attemptCount === 0) return 0;
+  const z2 = WILSON_Z * WILSON_Z;
+  const rate = successCount / attemptCount;
+  const centre = rate + z2 / (2 * attemptCount);
+  const margin = WILSON_Z * Math.sqrt((rate * (1 - rate)) / attemptCount + z2 / (4 * attemptCount * attemptCount));
+  return (centre - margin) / (1 + z2 / attemptCount);
+}
+
+const isLive = (procedure: Procedure) => procedure.supersededBy === null;
+
+/**
+ * The existing procedure this cluster is, or competes with: the same procedure first (identical
+ * sequence; a live one before a superseded one, then the most alike goals), else the live
+ * procedure doing the same job with the most alike goals.
+ */
+export function matchProcedure(cluster: ClusterProfile, procedures: ProcedureProfile[], thresholds: ReconcileThresholds): ProcedureMatch | undefined {
+  const scored = procedures.map(({ procedure, goalCentroid }) => ({
+    target: procedure,
+    sequenceSimilarity: toolSequenceSimilarity(cluster.tools, procedure.toolSequence.map((step) => step.tool)),
+    goalSimilarity: cluster.goalCentroid && goalCentroid && goalCentroid.length === cluster.goalCentroid.length ? cosine(cluster.goalCentroid, goalCentroid) : null,
+  }));
+  const goal = (candidate: { goalSimilarity: number | null }) => candidate.goalSimilarity ?? -1;
+  const same = scored
+    .filter((candidate) => candidate.sequenceSimilarity === 1)
+    .sort((a, b) => Number(isLive(b.target)) - Number(isLive(a.target)) || goal(b) - goal(a) || a.target.name.localeCompare(b.target.name));
+  if (same[0]) return { relation: 'same-procedure', ...same[0] };
+  const sameJob = scored
+    .filter((candidate) => isLive(candidate.target) && goal(candidate) >= thresholds.sameJob)
+    .sort((a, b) => goal(b) - goal(a) || a.target.name.localeCompare(b.target.name));
+  return sameJob[0] ? { relation: 'same-job', ...sameJob[0] } : undefined;
+}
+
+const formatRecord = (record: TrackRecord) => `${record.successCount}/${record.attemptCount}, lower bound ${wilsonLowerBound(record).toFixed(2)}`;
+
+const similarity = (match: ProcedureMatch) =>
+  `sequence ${match.sequenceSimilarity.toFixed(2)}, goals ${match.goalSimilarity === null ? 'n/a' : match.goalSimilarity.toFixed(2)}`;
+
+/**
+ * The decision, given the match and how many of the cluster's counted runs the matched procedure
+ * has not counted yet (a run is counted once, however many passes see it).
+ */
+export function decide(cluster: ClusterProfile, match: ProcedureMatch | undefined, freshRuns: number): ReconcileDecision {
+  if (!match) return { action: 'add', reason: 'no existing procedure with this tool sequence or for the same job' };
+  const { target } = match;
+  if (match.relation === 'same-procedure') {
+    if (freshRuns === 0) return { action: 'noop', target, reason: `same procedure as ${target.name} (${similarity(match)}); every run already counted` };
+    return { action: 'update', target, reason: `same procedure as ${target.name} (${similarity(match)}); ${freshRuns} runs not counted yet` };
+  }
+  const job = `a different procedure for the same job as ${target.name} (${similarity(match)})`;
+  if (wilsonLowerBound(cluster) > wilsonLowerBound(target)) {
+    return { action: 'supersede', weaker: target, reason: `${job} with a stronger track record (${formatRecord(cluster)} vs ${formatRecord(target)})` };
+  }
+  return { action: 'noop', target, reason: `${job} with a weaker track record (${formatRecord(cluster)} vs ${formatRecord(target)})` };
 }

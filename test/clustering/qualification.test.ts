@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { assessClusters, type ClusterRun } from '../../src/clustering/qualification.ts';
 
-const thresholds = { minOccurrences: 3, minSuccessRate: 0.7, minSteps: 3, maxClustersPerPass: 2 };
+const thresholds = { minOccurrences: 3, minSuccessRate: 0.7, minSteps: 3 };
 
 let counter = 0;
 const ok = (steps = 4): ClusterRun => ({ runId: `r${counter++}`, status: 'completed', successfulToolCalls: steps });
@@ -44,7 +44,7 @@ describe('cluster qualification', () => {
     expect(assessment).toMatchObject({ tooShortRuns: 3, attempts: 1, successRate: 1 });
   });
 
-  it('ranks qualifying clusters by successful runs, then success rate, and caps them at maxClustersPerPass', () => {
+  it('ranks qualifying clusters by value (successful runs × success rate) and drops none of them', () => {
     const clusters = [
       [ok(), ok(), ok()],
       [ok(), ok(), ok(), ok(), ok()],
@@ -52,13 +52,10 @@ describe('cluster qualification', () => {
       [ok(), ok(), ok(), ok()],
     ];
     const assessments = assessClusters(clusters, thresholds);
+    // values 3, 5, 4 × 0.8 = 3.2, 4
     expect(assessments.map((assessment) => assessment.rank)).toEqual([4, 1, 3, 2]);
-    expect(assessments.map((assessment) => assessment.qualifies)).toEqual([false, true, false, true]);
-    expect(assessments[0]!.reason).toEqual({
-      code: 'over_pass_cap',
-      message: 'ranked 4 of 4 qualifying clusters; maxClustersPerPass is 2',
-    });
-    expect(assessments[2]!.reason?.message).toBe('ranked 3 of 4 qualifying clusters; maxClustersPerPass is 2');
+    expect(assessments.map((assessment) => assessment.qualifies)).toEqual([true, true, true, true]);
+    expect(assessments.every((assessment) => assessment.reason === undefined)).toBe(true);
   });
 
   it('gives every cluster that does not qualify a reason', () => {

@@ -1,8 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import type { Procedure } from '../../src/procedures/procedure.ts';
-import { dominates, reconcile, type Candidate } from '../../src/synthesis/reconcile.ts';
+import { collapseRepeats, toolSequenceSimilarity } from '../../src/procedures/tool-sequence.ts';
+import {
+  decide,
+  matchProcedure,
+  wilsonLowerBound,
+  type ClusterProfile,
+  type ProcedureProfile,
+  type ReconcileThresholds,
+} from '../../src/synthesis/reconcile.ts';
 
 const steps = (...tools: string[]) => tools.map((tool) => ({ tool, argumentNames: [] }));
+const thresholds: ReconcileThresholds = { sameJob: 0.95 };
+/** Unit vectors at a chosen cosine to e1. */
+const goalAt = (cosine: number) => Float32Array.from([cosine, Math.sqrt(1 - cosine * cosine), 0]);
 
 function procedure(overrides: Partial<Procedure> = {}): Procedure {
   return {
@@ -11,7 +22,7 @@ function procedure(overrides: Partial<Procedure> = {}): Procedure {
     skillId: 's1',
     name: 'deploy-service',
     revision: 2,
-    whenToUse: 'Deploy a service',
+    whenToUse: 'Use for goals like "deploy the billing service".',
     toolSequence: steps('repo.clone', 'ci.build', 'deploy.apply'),
     toolsRequired: ['repo.clone', 'ci.build', 'deploy.apply'],
     successCount: 4,
@@ -29,61 +40,77 @@ function procedure(overrides: Partial<Procedure> = {}): Procedure {
   };
 }
 
-function candidate(overrides: Partial<Candidate> = {}): Candidate {
-  return {
-    name: 'deploy-service',
-    toolSequence: steps('repo.clone', 'ci.build', 'deploy.apply'),
-    successCount: 3,
-    attemptCount: 3,
-    fromSessions: ['r5', 'r6', 'r7'],
-    ...overrides,
-  };
+const profile = (overrides: Partial<Procedure> = {}, goal = goalAt(1)): ProcedureProfile => ({ procedure: procedure(overrides), goalCentroid: goal });
+
+function cluster(overrides: Partial<ClusterProfile> = {}): ClusterProfile {
+  return { tools: ['repo.clone', 'ci.build', 'deploy.apply'], goalCentroid: goalAt(1), successCount: 3, attemptCount: 3, ...overrides };
 }
 
-describe('reconcile (ADD / UPDATE / NOOP / SUPERSEDE, never DELETE)', () => {
-  it('adds when nothing existing is near', () => {
-    expect(reconcile(candidate(), undefined)).toEqual({ action: 'add' });
+describe('tool-sequence similarity', () => {
+  it('collapses retried calls and scores an optional step as near, a different procedure as far', () => {
+    expect(collapseRepeats(['a', 'a', 'b', 'a'])).toEqual(['a', 'b', 'a']);
+    expect(toolSequenceSimilarity(['a', 'b', 'b', 'c'], ['a', 'b', 'c'])).toBe(1);
+    expect(toolSequenceSimilarity(['a', 'b', 'c', 'd'], ['a', 'b', 'x', 'c', 'd'])).toBeCloseTo(8 / 9);
+    expect(toolSequenceSimilarity(['a', 'b', 'c'], ['a', 'x', 'y'])).toBeCloseTo(1 / 3);
+  });
+});
+
+describe('reconcile by procedure (ADD / UPDATE / NOOP / SUPERSEDE, never DELETE)', () => {
+  it('adds when no procedure shares the tool sequence or the job', () => {
+    const match = matchProcedure(cluster({ tools: ['pay.quote', 'pay.charge', 'mail.send'] }), [profile({}, goalAt(0.7))], thresholds);
+    expect(match).toBeUndefined();
+    expect(decide(cluster(), match, 3).action).toBe('add');
   });
 
-  it('is a no-op for the same procedure with no new runs', () => {
-    const decision = reconcile(candidate({ fromSessions: ['r1', 'r2'] }), procedure());
-    expect(decision.action).toBe('noop');
+  it('an identical procedure is the same skill whatever its goals read like: UPDATE with new runs, NOOP without', () => {
+    const lockAndStart = ['lockDoors', 'pressBrakePedal', 'startEngine'];
+    const existing = profile({ name: 'start-the-car', toolSequence: steps(...lockAndStart) }, goalAt(0.2));
+    const match = matchProcedure(cluster({ tools: ['lockDoors', 'lockDoors', 'pressBrakePedal', 'startEngine'] }), [existing], thresholds);
+    expect(match).toMatchObject({ relation: 'same-procedure', target: { name: 'start-the-car' }, sequenceSimilarity: 1 });
+    expect(decide(cluster(), match, 2)).toMatchObject({ action: 'update', target: { name: 'start-the-car' } });
+    expect(decide(cluster(), match, 0)).toMatchObject({ action: 'noop', reason: expect.stringMatching(/every run already counted/) });
   });
 
-  it('updates the same skill when new runs confirm it, merging the track record without double counting', () => {
-    const decision = reconcile(candidate({ fromSessions: ['r4', 'r5', 'r6'], successCount: 3, attemptCount: 4 }), procedure());
-    expect(decision.action).toBe('update');
-    if (decision.action !== 'update') return;
-    expect(decision.target.id).toBe('p1');
-    expect(decision.trackRecord).toEqual({ successCount: 6, attemptCount: 8, fromSessions: ['r1', 'r2', 'r3', 'r4', 'r5', 'r6'] });
+  it('an extra step makes a different procedure: it competes only for the same job, else it is added', () => {
+    const withTests = (goal: number) => profile({ toolSequence: steps('repo.clone', 'ci.build', 'ci.test', 'deploy.apply') }, goalAt(goal));
+    expect(matchProcedure(cluster(), [withTests(0.8)], thresholds)).toBeUndefined();
+    expect(matchProcedure(cluster(), [withTests(0.97)], thresholds)).toMatchObject({ relation: 'same-job' });
   });
 
-  it('updates rather than forking when a near-duplicate keeps the name but changes the steps', () => {
-    const decision = reconcile(candidate({ toolSequence: steps('repo.clone', 'deploy.apply') }), procedure());
-    expect(decision.action).toBe('update');
+  it('a different tool sequence for goals that merely read alike is a different procedure: ADD, not absorbed', () => {
+    const car = profile({ name: 'book-car-rental', toolSequence: steps('Search_Car_Location', 'Search_Car_Rentals') }, goalAt(0.8));
+    const flight = cluster({ tools: ['Search_Flight_Location', 'Search_Flights', 'Get_Flight_Details'] });
+    expect(matchProcedure(flight, [car], thresholds)).toBeUndefined();
   });
 
-  it('supersedes a different procedure for the same goals when its track record is stronger', () => {
-    const decision = reconcile(
-      candidate({ name: 'ship-service', toolSequence: steps('pkg.build', 'deploy.apply'), successCount: 9, attemptCount: 9 }),
-      procedure(),
-    );
-    expect(decision).toMatchObject({ action: 'supersede', weaker: { id: 'p1' } });
+  it('prefers the live identical procedure over a superseded one', () => {
+    const superseded = profile({ id: 'old', name: 'a-old', supersededBy: 'new' });
+    const live = profile({ id: 'new', name: 'b-live' });
+    expect(matchProcedure(cluster(), [superseded, live], thresholds)?.target.id).toBe('new');
   });
 
-  it('keeps the existing procedure when the different candidate is weaker, saying why', () => {
-    const decision = reconcile(
-      candidate({ name: 'ship-service', toolSequence: steps('pkg.build', 'deploy.apply'), successCount: 3, attemptCount: 4 }),
-      procedure(),
-    );
-    expect(decision.action).toBe('noop');
-    if (decision.action === 'noop') expect(decision.reason).toMatch(/weaker track record \(3\/4 vs 4\/5\)/);
+  it('supersedes a different procedure for the same job only when its lower confidence bound is higher', () => {
+    const existing = profile({ toolSequence: steps('pkg.build', 'deploy.apply'), successCount: 5, attemptCount: 5 }, goalAt(0.97));
+    const strong = cluster({ successCount: 17, attemptCount: 18 });
+    const match = matchProcedure(strong, [existing], thresholds);
+    expect(match).toMatchObject({ relation: 'same-job' });
+    // 17/18 (bound 0.74) beats 5/5 (bound 0.57) although its raw rate is lower
+    expect(decide(strong, match, 18)).toMatchObject({ action: 'supersede', weaker: { id: 'p1' } });
+    const weak = cluster({ successCount: 3, attemptCount: 3 });
+    expect(decide(weak, match, 3)).toMatchObject({
+      action: 'noop',
+      reason: expect.stringMatching(/weaker track record \(3\/3, lower bound 0\.44 vs 5\/5, lower bound 0\.57\)/),
+    });
   });
 
-  it('judges track records by success rate, then by successes', () => {
-    expect(dominates({ successCount: 9, attemptCount: 10 }, { successCount: 4, attemptCount: 5 })).toBe(true);
-    expect(dominates({ successCount: 4, attemptCount: 5 }, { successCount: 9, attemptCount: 10 })).toBe(false);
-    expect(dominates({ successCount: 8, attemptCount: 10 }, { successCount: 4, attemptCount: 5 })).toBe(true);
-    expect(dominates({ successCount: 4, attemptCount: 5 }, { successCount: 4, attemptCount: 5 })).toBe(false);
+  it('never lets a superseded procedure be the one a new procedure competes with', () => {
+    const existing = profile({ toolSequence: steps('pkg.build', 'deploy.apply'), supersededBy: 'p9' }, goalAt(0.97));
+    expect(matchProcedure(cluster(), [existing], thresholds)).toBeUndefined();
+  });
+
+  it('weighs evidence, not the raw rate: the Wilson lower bound', () => {
+    expect(wilsonLowerBound({ successCount: 17, attemptCount: 18 })).toBeGreaterThan(wilsonLowerBound({ successCount: 5, attemptCount: 5 }));
+    expect(wilsonLowerBound({ successCount: 94, attemptCount: 107 })).toBeGreaterThan(wilsonLowerBound({ successCount: 9, attemptCount: 9 }));
+    expect(wilsonLowerBound({ successCount: 0, attemptCount: 0 })).toBe(0);
   });
 });

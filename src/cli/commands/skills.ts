@@ -8,6 +8,8 @@ import { checkMemberPath, readPackageDirectory, SKILL_MANIFEST_PATH } from '../.
 import { parseSkillRef } from '../../skills/skill-ref.ts';
 import type { SkillRepository } from '../../store/skill-repository.ts';
 import { summarizeRevision, type SkillSummary } from '../../skills/skill-summary.ts';
+import { findProcedureStates } from '../../procedures/procedure-repository.ts';
+import type { ProcedureState } from '../../procedures/procedure.ts';
 import type { CliContext } from '../context.ts';
 import { registerSkillsSyncCommand } from './skills-sync.ts';
 
@@ -15,16 +17,41 @@ import { registerSkillsSyncCommand } from './skills-sync.ts';
  * `skillsmith skills …`: install, list, show, export and archive skill packages.
  * JSON shapes (with --json), all camelCase:
  *   install / archive  → SkillSummary
- *   show               → SkillSummary & { body: string }
- *   list               → { skills: SkillSummary[] }
+ *   show               → SkillSummary & LearnedState & { body: string }
+ *   list               → { skills: Array<SkillSummary & LearnedState> }
+ * LearnedState: `state` (active | superseded | disabled | archived: what recall and the catalog make
+ * of it) and `procedure` (a learned skill's track record and lineage, else null).
  *   export             → { name, revision, contentSha256, directory, files: string[] }
  * Export writes the stored members verbatim, so the tree re-installs to the same sha256;
  * --canonical rewrites SKILL.md in the agentskills.io shape instead.
  */
-function describeRevision(summary: SkillSummary): string {
+interface LearnedState {
+  state: 'active' | 'superseded' | 'disabled' | 'archived';
+  procedure: ProcedureState | null;
+}
+
+function learnedState(summary: SkillSummary, procedure: ProcedureState | undefined): LearnedState {
+  const state = summary.status !== 'active' ? 'archived' : procedure && procedure.state !== 'live' ? procedure.state : 'active';
+  return { state, procedure: procedure ?? null };
+}
+
+async function withLearnedState(context: CliContext, tenantId: string, summaries: SkillSummary[]): Promise<Array<SkillSummary & LearnedState>> {
+  const states = await findProcedureStates(await context.openPool(), tenantId, summaries.map((summary) => summary.name));
+  return summaries.map((summary) => ({ ...summary, ...learnedState(summary, states.get(summary.name)) }));
+}
+
+function describeState(skill: LearnedState): string {
+  if (skill.state === 'superseded') return `superseded by ${skill.procedure!.supersededBy}`;
+  if (skill.state === 'disabled') return 'disabled (skillsmith procedures enable NAME)';
+  return skill.state;
+}
+
+function describeRevision(summary: SkillSummary & Partial<LearnedState>): string {
   const tools = summary.requiredTools.length > 0 ? summary.requiredTools.join(', ') : 'none';
+  const record = summary.procedure ? `\n  track record: ${summary.procedure.successCount}/${summary.procedure.attemptCount} runs succeeded` : '';
+  const state = summary.state ? describeState(summary as LearnedState) : summary.status;
   return [
-    `${summary.name}@${summary.revision} (version ${summary.version}, ${summary.status}, ${summary.source}, ${summary.trust})`,
+    `${summary.name}@${summary.revision} (version ${summary.version}, ${state}, ${summary.source}, ${summary.trust})${record}`,
     `  description: ${summary.description}`,
     `  required tools: ${tools}`,
     `  license: ${summary.license}; ${summary.fileCount} files, ${summary.packageBytes} bytes, body ${summary.bodyTokens} tokens`,
@@ -88,11 +115,13 @@ export function registerSkillsCommands(program: Command, context: CliContext): v
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       const limit = parseArgument(countSchema, options.limit, '--limit');
       const revisions = await withRepository(context, (repository) => repository.listActive(tenant, limit));
-      const summaries = revisions.map(summarizeRevision);
+      const summaries = await withLearnedState(context, tenant, revisions.map(summarizeRevision));
       context.output.result(json, { skills: summaries }, () =>
         summaries.length === 0
           ? `no active skills in tenant ${tenant}`
-          : summaries.map((summary) => `${summary.name}@${summary.revision}  ${summary.version}  ${summary.description}`).join('\n'),
+          : summaries
+              .map((summary) => `${summary.name}@${summary.revision}  ${summary.version}  ${describeState(summary)}  ${summary.description}`)
+              .join('\n'),
       );
     });
 
@@ -103,8 +132,8 @@ export function registerSkillsCommands(program: Command, context: CliContext): v
     .action(async (ref: string, _options: unknown, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       const revision = await withRepository(context, (repository) => repository.resolve(tenant, parseSkillRef(ref)));
-      const summary = summarizeRevision(revision);
-      context.output.result(json, { ...summary, body: revision.body }, () => `${describeRevision(summary)}\n\n${revision.body}`);
+      const [summary] = await withLearnedState(context, tenant, [summarizeRevision(revision)]);
+      context.output.result(json, { ...summary!, body: revision.body }, () => `${describeRevision(summary!)}\n\n${revision.body}`);
     });
 
   skills

@@ -13,7 +13,7 @@ import {
 } from '../../client/synthesis-client.ts';
 import { passScheduleId, type PassProgress } from '../../synthesis/pass-contract.ts';
 import { findPass, listPassClusters, listPasses } from '../../synthesis/pass-repository.ts';
-import { type PassRecord } from '../../synthesis/pass-record.ts';
+import { clusterOutcome, type PassRecord } from '../../synthesis/pass-record.ts';
 import type { CliContext } from '../context.ts';
 
 type GlobalOptions = { tenant: string; json: boolean };
@@ -27,7 +27,8 @@ export function formatPass(pass: PassRecord): string {
   return [
     `${pass.id}  ${pass.status}${pass.outcome ? ` (${pass.outcome})` : ''}`,
     `  runs seen ${c.runsSeen}, sequences ${c.sequences}, clusters ${c.clusters}, qualifying ${c.qualifying}`,
-    `  added ${c.added}, updated ${c.updated}, noop ${c.noop}, superseded ${c.superseded}, skipped ${c.skipped}`,
+    `  added ${c.added}, updated ${c.updated}, noop ${c.noop}, superseded ${c.superseded}, skipped ${c.skipped}, ` +
+      `pending ${c.pending}${c.carried ? ` (${c.carried} taken over from earlier passes)` : ''}`,
     `  distiller ${pass.distiller}, ${pass.full ? 'full' : `since ${pass.since ?? 'the beginning'}`}, started ${pass.startedAt}${pass.finishedAt ? `, finished ${pass.finishedAt}` : ''}`,
   ].join('\n');
 }
@@ -123,19 +124,20 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
       const pool = await context.openPool();
       const pass = await findPass(pool, tenant, id);
       if (!pass) throw new Error(`no pass ${JSON.stringify(id)} in tenant ${tenant}`);
+      // outcome/outcomeReason: every cluster's fate (added, updated, noop, superseded, skipped, pending) and why.
       const clusters = (await listPassClusters(pool, tenant, id)).map(({ candidate, runIds, successfulRunIds, ...cluster }) => ({
         ...cluster,
         runCount: runIds.length,
+        ...clusterOutcome({ ...cluster, candidate, runIds, successfulRunIds }, pass),
       }));
       context.output.result(json, { ...pass, clusters }, () =>
         [
           formatPass(pass),
           ...clusters.map(
             (cluster) =>
-              `  ${cluster.clusterKey} size ${cluster.size}, ${(cluster.successRate * 100).toFixed(0)}% ok: ` +
-              (cluster.qualifying
-                ? `${cluster.status}${cluster.decision ? ` ${cluster.decision} ${cluster.skillName}@${cluster.revision}` : ''}${cluster.skipReason ? ` (${cluster.skipReason})` : ''}`
-                : `not qualifying (${cluster.reason})`),
+              `  ${cluster.clusterKey} size ${cluster.size}, ${(cluster.successRate * 100).toFixed(0)}% ok: ${cluster.outcome}` +
+              `${cluster.skillName && cluster.outcome !== 'skipped' && cluster.outcome !== 'pending' ? ` ${cluster.skillName}${cluster.revision === null ? '' : `@${cluster.revision}`}` : ''}` +
+              `${cluster.outcomeReason ? ` (${cluster.outcomeReason})` : ''}`,
           ),
         ].join('\n'),
       );

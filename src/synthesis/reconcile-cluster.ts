@@ -1,0 +1,132 @@
+import { meanGoalEmbedding } from '../embedding/goal-embedding-repository.ts';
+import { findCountedRuns, listProceduresWithGoalCentroids } from '../procedures/procedure-repository.ts';
+import type { ConsensusStep, CountedRun, Procedure } from '../procedures/procedure.ts';
+import { findUnsuccessfulRunIds } from '../runs/run-repository.ts';
+import type { Queryable } from '../store/database.ts';
+import { buildClusterEvidence } from './cluster-evidence.ts';
+import { loadEvidenceRuns } from './evidence-runs.ts';
+import type { PassCluster } from './pass-record.ts';
+import { getPassCluster, listPassClusters, markClusterReconciled } from './pass-repository.ts';
+import { decide, matchProcedure, type ReconcileDecision, type ReconcileThresholds, type TrackRecord } from './reconcile.ts';
+
+/**
+ * RECONCILE for one qualifying cluster of a pass, before anything is distilled: the cluster's
+ * consensus tool sequence and goal centroid against every procedure of the tenant. The decision
+ * is recorded on the cluster (idempotent: a retried or replayed step returns the recorded one),
+ * so a NOOP costs no distillation and install applies exactly what was decided.
+ */
+
+export interface ReconcileClusterDependencies {
+  db: Queryable;
+  /** The embedding model whose goal vectors the pass clustered. */
+  goalModel: string;
+  thresholds: ReconcileThresholds;
+  minSteps: number;
+}
+
+export interface ReconcileClusterOutcome {
+  decision: 'add' | 'update' | 'noop' | 'supersede' | 'skipped';
+  /** The matched procedure's name (UPDATE, NOOP, SUPERSEDE's weaker one); null for ADD. */
+  skillName: string | null;
+  revision: number | null;
+  reason: string;
+}
+
+/** The runs qualification counted for the cluster: its successful sequences and its failed or cancelled runs. */
+export async function countedRunsOf(db: Queryable, tenantId: string, cluster: PassCluster): Promise<CountedRun[]> {
+  const failed = await findUnsuccessfulRunIds(db, tenantId, cluster.runIds);
+  return [
+    ...cluster.successfulRunIds.map((runId) => ({ runId, success: true })),
+    ...failed.map((runId) => ({ runId, success: false })),
+  ];
+}
+
+/** The counted runs `target` has not counted yet (each run counts once, however many passes see it). */
+export async function freshRunsFor(db: Queryable, tenantId: string, target: Procedure, counted: CountedRun[]): Promise<CountedRun[]> {
+  const known = await findCountedRuns(db, tenantId, target.id, counted.map((run) => run.runId));
+  return counted.filter((run) => !known.has(run.runId));
+}
+
+/** The record a skill will read once this cluster is installed: the target's plus the runs it had not counted, or the cluster's own. */
+export function trackRecordAfter(target: Procedure | undefined, fresh: CountedRun[]): TrackRecord {
+  const successes = fresh.filter((run) => run.success).length;
+  return { successCount: (target?.successCount ?? 0) + successes, attemptCount: (target?.attemptCount ?? 0) + fresh.length };
+}
+
+interface ClusterDecision {
+  decision: ReconcileDecision;
+  target: Procedure | undefined;
+  toolSequence: ConsensusStep[];
+}
+
+async function decideCluster(deps: ReconcileClusterDependencies, tenantId: string, cluster: PassCluster): Promise<ClusterDecision> {
+  const { db } = deps;
+  const evidence = buildClusterEvidence(await loadEvidenceRuns(db, tenantId, cluster.runIds, cluster.successfulRunIds), deps.minSteps);
+  const counted = await countedRunsOf(db, tenantId, cluster);
+  const profile = {
+    tools: evidence.consensusSequence.map((step) => step.tool),
+    goalCentroid: await meanGoalEmbedding(db, tenantId, deps.goalModel, cluster.successfulRunIds),
+    successCount: cluster.successfulRunIds.length,
+    attemptCount: counted.length,
+  };
+  const match = matchProcedure(profile, await listProceduresWithGoalCentroids(db, tenantId, deps.goalModel), deps.thresholds);
+  const fresh = match ? await freshRunsFor(db, tenantId, match.target, counted) : counted;
+  const decision = decide(profile, match, fresh.length);
+  const target = decision.action === 'add' ? undefined : decision.action === 'supersede' ? decision.weaker : decision.target;
+  return { decision, target, toolSequence: evidence.consensusSequence };
+}
+
+async function recordDecision(db: Queryable, tenantId: string, passId: string, clusterKey: string, decided: ClusterDecision): Promise<ReconcileClusterOutcome> {
+  const outcome: ReconcileClusterOutcome = {
+    decision: decided.decision.action,
+    skillName: decided.target?.name ?? null,
+    revision: decided.target?.revision ?? null,
+    reason: decided.decision.reason,
+  };
+  await markClusterReconciled(db, tenantId, passId, clusterKey, {
+    decision: decided.decision.action,
+    targetProcedureId: decided.target?.id ?? null,
+    skillName: outcome.skillName,
+    revision: outcome.revision,
+    reason: outcome.reason,
+    toolSequence: decided.toolSequence,
+  });
+  return outcome;
+}
+
+export async function reconcileCluster(
+  deps: ReconcileClusterDependencies,
+  input: { tenantId: string; passId: string; clusterKey: string },
+): Promise<ReconcileClusterOutcome> {
+  const { tenantId, passId, clusterKey } = input;
+  const cluster = await getPassCluster(deps.db, tenantId, passId, clusterKey);
+  if (cluster.status === 'skipped') return { decision: 'skipped', skillName: null, revision: null, reason: cluster.skipReason ?? 'skipped' };
+  if (cluster.status !== 'pending' && cluster.decision) {
+    return { decision: cluster.decision, skillName: cluster.skillName, revision: cluster.revision, reason: cluster.decisionReason ?? '' };
+  }
+  return recordDecision(deps.db, tenantId, passId, clusterKey, await decideCluster(deps, tenantId, cluster));
+}
+
+/**
+ * Settles, before the pass spends its budget, every qualifying cluster that is the same procedure
+ * as an existing one with no run it has not counted: a NOOP needs no distillation, so it must not
+ * take a place in the budget (a full pass over known runs would otherwise redo the same clusters
+ * forever). Only NOOPs are recorded here; the others are decided when their turn comes, against
+ * what the pass has installed by then.
+ */
+export async function settleUnchangedClusters(
+  deps: ReconcileClusterDependencies,
+  input: { tenantId: string; passId: string },
+  onCluster?: () => void,
+): Promise<number> {
+  let settled = 0;
+  for (const cluster of await listPassClusters(deps.db, input.tenantId, input.passId)) {
+    if (!cluster.qualifying || cluster.status !== 'pending') continue;
+    onCluster?.();
+    const decided = await decideCluster(deps, input.tenantId, cluster);
+    if (decided.decision.action !== 'noop') continue;
+    await recordDecision(deps.db, input.tenantId, input.passId, cluster.clusterKey, decided);
+    settled += 1;
+  }
+  return settled;
+}
