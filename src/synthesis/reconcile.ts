@@ -7,12 +7,15 @@ import { toolSequenceSimilarity } from '../procedures/tool-sequence.ts';
  * never by the wording of a description — becomes
  * - UPDATE (a new revision of the same skill, with the runs it had not counted yet) or NOOP
  *   (nothing new) when it is the same procedure: the same tool sequence, retried calls collapsed,
- *   whatever its goals read like. Identical procedures never fork a second live skill.
+ *   whatever its goals read like, or one that differs by an optional step (≥ 0.8) for the same
+ *   kind of goal. Identical procedures never fork a second live skill.
  * - SUPERSEDE or NOOP when it is a different procedure for the same job (the goals it was learned
  *   from all but interchangeable): the stronger track record by its Wilson lower bound wins.
  * - ADD otherwise: a different tool sequence is a different procedure, never absorbed.
  */
 
+/** One optional step in a procedure of four or more steps still scores ≥ 0.8 (tool-sequence.ts). */
+export const SAME_PROCEDURE_SEQUENCE_SIMILARITY = 0.8;
 /**
  * Goal centroids this alike mean the same job. Measured on NESTFUL with all-MiniLM-L6-v2: of the
  * 6,775 pairs of recurring families with different tool sequences, 164 have centroid cosine ≥ 0.7,
@@ -42,12 +45,14 @@ export interface ProcedureProfile {
 }
 
 export interface ReconcileThresholds {
+  /** Goals this alike are the same kind of goal (the clustering τ): an optional step does not make another procedure for them. */
+  sameKindOfGoal: number;
   /** Goals this alike are the same job, so that two different procedures compete for it. */
   sameJob: number;
 }
 
 export function reconcileThresholds(synthesis: { similarityTau: number }): ReconcileThresholds {
-  return { sameJob: Math.max(synthesis.similarityTau, SAME_JOB_GOAL_SIMILARITY) };
+  return { sameKindOfGoal: synthesis.similarityTau, sameJob: Math.max(synthesis.similarityTau, SAME_JOB_GOAL_SIMILARITY) };
 }
 
 export interface ProcedureMatch {
@@ -90,8 +95,9 @@ const isLive = (procedure: Procedure) => procedure.supersededBy === null;
 
 /**
  * The existing procedure this cluster is, or competes with: the same procedure first (identical
- * sequence; a live one before a superseded one, then the most alike goals), else the live
- * procedure doing the same job with the most alike goals.
+ * sequence, else one optional step apart for the same kind of goal; a live one before a
+ * superseded one, then the most alike), else the live procedure doing the same job with the most
+ * alike goals.
  */
 export function matchProcedure(cluster: ClusterProfile, procedures: ProcedureProfile[], thresholds: ReconcileThresholds): ProcedureMatch | undefined {
   const scored = procedures.map(({ procedure, goalCentroid }) => ({
@@ -101,8 +107,18 @@ export function matchProcedure(cluster: ClusterProfile, procedures: ProcedurePro
   }));
   const goal = (candidate: { goalSimilarity: number | null }) => candidate.goalSimilarity ?? -1;
   const same = scored
-    .filter((candidate) => candidate.sequenceSimilarity === 1)
-    .sort((a, b) => Number(isLive(b.target)) - Number(isLive(a.target)) || goal(b) - goal(a) || a.target.name.localeCompare(b.target.name));
+    .filter(
+      (candidate) =>
+        candidate.sequenceSimilarity === 1 ||
+        (candidate.sequenceSimilarity >= SAME_PROCEDURE_SEQUENCE_SIMILARITY && goal(candidate) >= thresholds.sameKindOfGoal),
+    )
+    .sort(
+      (a, b) =>
+        Number(isLive(b.target)) - Number(isLive(a.target)) ||
+        b.sequenceSimilarity - a.sequenceSimilarity ||
+        goal(b) - goal(a) ||
+        a.target.name.localeCompare(b.target.name),
+    );
   if (same[0]) return { relation: 'same-procedure', ...same[0] };
   const sameJob = scored
     .filter((candidate) => isLive(candidate.target) && goal(candidate) >= thresholds.sameJob)

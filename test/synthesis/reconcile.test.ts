@@ -11,7 +11,7 @@ import {
 } from '../../src/synthesis/reconcile.ts';
 
 const steps = (...tools: string[]) => tools.map((tool) => ({ tool, argumentNames: [] }));
-const thresholds: ReconcileThresholds = { sameJob: 0.95 };
+const thresholds: ReconcileThresholds = { sameKindOfGoal: 0.6, sameJob: 0.95 };
 /** Unit vectors at a chosen cosine to e1. */
 const goalAt = (cosine: number) => Float32Array.from([cosine, Math.sqrt(1 - cosine * cosine), 0]);
 
@@ -71,10 +71,12 @@ describe('reconcile by procedure (ADD / UPDATE / NOOP / SUPERSEDE, never DELETE)
     expect(decide(cluster(), match, 0)).toMatchObject({ action: 'noop', reason: expect.stringMatching(/every run already counted/) });
   });
 
-  it('an extra step makes a different procedure: it competes only for the same job, else it is added', () => {
+  it('an optional step is the same procedure for the same kind of goal; otherwise it competes only for the same job', () => {
     const withTests = (goal: number) => profile({ toolSequence: steps('repo.clone', 'ci.build', 'ci.test', 'deploy.apply') }, goalAt(goal));
-    expect(matchProcedure(cluster(), [withTests(0.8)], thresholds)).toBeUndefined();
-    expect(matchProcedure(cluster(), [withTests(0.97)], thresholds)).toMatchObject({ relation: 'same-job' });
+    expect(matchProcedure(cluster(), [withTests(0.8)], thresholds)?.relation).toBe('same-procedure');
+    expect(matchProcedure(cluster(), [withTests(0.3)], thresholds)).toBeUndefined();
+    const otherTools = profile({ toolSequence: steps('repo.clone', 'pkg.build', 'deploy.apply') }, goalAt(0.97));
+    expect(matchProcedure(cluster(), [otherTools], thresholds)).toMatchObject({ relation: 'same-job' });
   });
 
   it('a different tool sequence for goals that merely read alike is a different procedure: ADD, not absorbed', () => {
