@@ -6,7 +6,12 @@ import type { EvidenceRun } from './cluster-evidence.ts';
 export const MAX_EVIDENCE_RUNS = 40;
 
 /** The runs a cluster's evidence is built from: successful ones first, so it always contains the sequences being distilled. */
-export async function loadEvidenceRuns(db: Queryable, tenantId: string, runIds: string[], successfulRunIds: string[]): Promise<EvidenceRun[]> {
+export async function loadEvidenceRuns(
+  db: Queryable,
+  tenantId: string,
+  runIds: string[],
+  successfulRunIds: string[],
+): Promise<EvidenceRun[]> {
   const successful = new Set(successfulRunIds);
   const chosen = [...new Set(runIds)]
     .sort((a, b) => Number(successful.has(b)) - Number(successful.has(a)) || (a < b ? -1 : 1))

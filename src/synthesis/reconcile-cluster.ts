@@ -35,15 +35,17 @@ export interface ReconcileClusterOutcome {
 /** The runs qualification counted for the cluster: its successful sequences and its failed or cancelled runs. */
 export async function countedRunsOf(db: Queryable, tenantId: string, cluster: PassCluster): Promise<CountedRun[]> {
   const failed = await findUnsuccessfulRunIds(db, tenantId, cluster.runIds);
-  return [
-    ...cluster.successfulRunIds.map((runId) => ({ runId, success: true })),
-    ...failed.map((runId) => ({ runId, success: false })),
-  ];
+  return [...cluster.successfulRunIds.map((runId) => ({ runId, success: true })), ...failed.map((runId) => ({ runId, success: false }))];
 }
 
 /** The counted runs `target` has not counted yet (each run counts once, however many passes see it). */
 export async function freshRunsFor(db: Queryable, tenantId: string, target: Procedure, counted: CountedRun[]): Promise<CountedRun[]> {
-  const known = await findCountedRuns(db, tenantId, target.id, counted.map((run) => run.runId));
+  const known = await findCountedRuns(
+    db,
+    tenantId,
+    target.id,
+    counted.map((run) => run.runId),
+  );
   return counted.filter((run) => !known.has(run.runId));
 }
 
@@ -76,7 +78,13 @@ async function decideCluster(deps: ReconcileClusterDependencies, tenantId: strin
   return { decision, target, toolSequence: evidence.consensusSequence };
 }
 
-async function recordDecision(db: Queryable, tenantId: string, passId: string, clusterKey: string, decided: ClusterDecision): Promise<ReconcileClusterOutcome> {
+async function recordDecision(
+  db: Queryable,
+  tenantId: string,
+  passId: string,
+  clusterKey: string,
+  decided: ClusterDecision,
+): Promise<ReconcileClusterOutcome> {
   const outcome: ReconcileClusterOutcome = {
     decision: decided.decision.action,
     skillName: decided.target?.name ?? null,
@@ -100,7 +108,8 @@ export async function reconcileCluster(
 ): Promise<ReconcileClusterOutcome> {
   const { tenantId, passId, clusterKey } = input;
   const cluster = await getPassCluster(deps.db, tenantId, passId, clusterKey);
-  if (cluster.status === 'skipped') return { decision: 'skipped', skillName: null, revision: null, reason: cluster.skipReason ?? 'skipped' };
+  if (cluster.status === 'skipped')
+    return { decision: 'skipped', skillName: null, revision: null, reason: cluster.skipReason ?? 'skipped' };
   if (cluster.status !== 'pending' && cluster.decision) {
     return { decision: cluster.decision, skillName: cluster.skillName, revision: cluster.revision, reason: cluster.decisionReason ?? '' };
   }

@@ -99,11 +99,21 @@ const isLive = (procedure: Procedure) => procedure.supersededBy === null;
  * superseded one, then the most alike), else the live procedure doing the same job with the most
  * alike goals.
  */
-export function matchProcedure(cluster: ClusterProfile, procedures: ProcedureProfile[], thresholds: ReconcileThresholds): ProcedureMatch | undefined {
+export function matchProcedure(
+  cluster: ClusterProfile,
+  procedures: ProcedureProfile[],
+  thresholds: ReconcileThresholds,
+): ProcedureMatch | undefined {
   const scored = procedures.map(({ procedure, goalCentroid }) => ({
     target: procedure,
-    sequenceSimilarity: toolSequenceSimilarity(cluster.tools, procedure.toolSequence.map((step) => step.tool)),
-    goalSimilarity: cluster.goalCentroid && goalCentroid && goalCentroid.length === cluster.goalCentroid.length ? cosine(cluster.goalCentroid, goalCentroid) : null,
+    sequenceSimilarity: toolSequenceSimilarity(
+      cluster.tools,
+      procedure.toolSequence.map((step) => step.tool),
+    ),
+    goalSimilarity:
+      cluster.goalCentroid && goalCentroid && goalCentroid.length === cluster.goalCentroid.length
+        ? cosine(cluster.goalCentroid, goalCentroid)
+        : null,
   }));
   const goal = (candidate: { goalSimilarity: number | null }) => candidate.goalSimilarity ?? -1;
   const same = scored
@@ -126,7 +136,8 @@ export function matchProcedure(cluster: ClusterProfile, procedures: ProcedurePro
   return sameJob[0] ? { relation: 'same-job', ...sameJob[0] } : undefined;
 }
 
-const formatRecord = (record: TrackRecord) => `${record.successCount}/${record.attemptCount}, lower bound ${wilsonLowerBound(record).toFixed(2)}`;
+const formatRecord = (record: TrackRecord) =>
+  `${record.successCount}/${record.attemptCount}, lower bound ${wilsonLowerBound(record).toFixed(2)}`;
 
 const similarity = (match: ProcedureMatch) =>
   `sequence ${match.sequenceSimilarity.toFixed(2)}, goals ${match.goalSimilarity === null ? 'n/a' : match.goalSimilarity.toFixed(2)}`;
@@ -139,12 +150,21 @@ export function decide(cluster: ClusterProfile, match: ProcedureMatch | undefine
   if (!match) return { action: 'add', reason: 'no existing procedure with this tool sequence or for the same job' };
   const { target } = match;
   if (match.relation === 'same-procedure') {
-    if (freshRuns === 0) return { action: 'noop', target, reason: `same procedure as ${target.name} (${similarity(match)}); every run already counted` };
-    return { action: 'update', target, reason: `same procedure as ${target.name} (${similarity(match)}); ${freshRuns} runs not counted yet` };
+    if (freshRuns === 0)
+      return { action: 'noop', target, reason: `same procedure as ${target.name} (${similarity(match)}); every run already counted` };
+    return {
+      action: 'update',
+      target,
+      reason: `same procedure as ${target.name} (${similarity(match)}); ${freshRuns} runs not counted yet`,
+    };
   }
   const job = `a different procedure for the same job as ${target.name} (${similarity(match)})`;
   if (wilsonLowerBound(cluster) > wilsonLowerBound(target)) {
-    return { action: 'supersede', weaker: target, reason: `${job} with a stronger track record (${formatRecord(cluster)} vs ${formatRecord(target)})` };
+    return {
+      action: 'supersede',
+      weaker: target,
+      reason: `${job} with a stronger track record (${formatRecord(cluster)} vs ${formatRecord(target)})`,
+    };
   }
   return { action: 'noop', target, reason: `${job} with a weaker track record (${formatRecord(cluster)} vs ${formatRecord(target)})` };
 }

@@ -40,7 +40,10 @@ function procedure(overrides: Partial<Procedure> = {}): Procedure {
   };
 }
 
-const profile = (overrides: Partial<Procedure> = {}, goal = goalAt(1)): ProcedureProfile => ({ procedure: procedure(overrides), goalCentroid: goal });
+const profile = (overrides: Partial<Procedure> = {}, goal = goalAt(1)): ProcedureProfile => ({
+  procedure: procedure(overrides),
+  goalCentroid: goal,
+});
 
 function cluster(overrides: Partial<ClusterProfile> = {}): ClusterProfile {
   return { tools: ['repo.clone', 'ci.build', 'deploy.apply'], goalCentroid: goalAt(1), successCount: 3, attemptCount: 3, ...overrides };
@@ -111,8 +114,12 @@ describe('reconcile by procedure (ADD / UPDATE / NOOP / SUPERSEDE, never DELETE)
   });
 
   it('weighs evidence, not the raw rate: the Wilson lower bound', () => {
-    expect(wilsonLowerBound({ successCount: 17, attemptCount: 18 })).toBeGreaterThan(wilsonLowerBound({ successCount: 5, attemptCount: 5 }));
-    expect(wilsonLowerBound({ successCount: 94, attemptCount: 107 })).toBeGreaterThan(wilsonLowerBound({ successCount: 9, attemptCount: 9 }));
+    expect(wilsonLowerBound({ successCount: 17, attemptCount: 18 })).toBeGreaterThan(
+      wilsonLowerBound({ successCount: 5, attemptCount: 5 }),
+    );
+    expect(wilsonLowerBound({ successCount: 94, attemptCount: 107 })).toBeGreaterThan(
+      wilsonLowerBound({ successCount: 9, attemptCount: 9 }),
+    );
     expect(wilsonLowerBound({ successCount: 0, attemptCount: 0 })).toBe(0);
   });
 });

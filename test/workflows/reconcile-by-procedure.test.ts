@@ -46,15 +46,44 @@ describe('reconcile by procedure, a true track record, no silent cap', () => {
 
   it('identical procedures learned from unlike goals never fork a second live skill', async () => {
     const tenantId = 'identical';
-    await ingest(database, taskRuns('commute', ['Start the car for my morning commute', 'Get the car started so I can drive to work', 'Start my car, I am leaving for the office'], START_CAR, { tenantId }), tenantId);
-    await ingest(database, taskRuns('valet', ['Valet request: prepare vehicle 42 for pickup', 'Valet: vehicle 17 must be ready at the entrance', 'Valet desk asks to ready vehicle 8 for its owner'], START_CAR, { tenantId, startAt: 10 }), tenantId);
+    await ingest(
+      database,
+      taskRuns(
+        'commute',
+        ['Start the car for my morning commute', 'Get the car started so I can drive to work', 'Start my car, I am leaving for the office'],
+        START_CAR,
+        { tenantId },
+      ),
+      tenantId,
+    );
+    await ingest(
+      database,
+      taskRuns(
+        'valet',
+        [
+          'Valet request: prepare vehicle 42 for pickup',
+          'Valet: vehicle 17 must be ready at the entrance',
+          'Valet desk asks to ready vehicle 8 for its owner',
+        ],
+        START_CAR,
+        { tenantId, startAt: 10 },
+      ),
+      tenantId,
+    );
     const { handle, record } = await harness.runPass({ tenantId });
     expect(record.counts).toMatchObject({ qualifying: 2, added: 1, updated: 1, noop: 0, pending: 0 });
 
     const procedures = await listProcedures(database.pool, tenantId);
     expect(procedures).toHaveLength(1);
     expect(procedures[0]).toMatchObject({ revision: 2, successCount: 6, attemptCount: 6, supersededBy: null });
-    expect([...procedures[0]!.provenance.from_sessions].sort()).toEqual(['commute-1', 'commute-2', 'commute-3', 'valet-1', 'valet-2', 'valet-3']);
+    expect([...procedures[0]!.provenance.from_sessions].sort()).toEqual([
+      'commute-1',
+      'commute-2',
+      'commute-3',
+      'valet-1',
+      'valet-2',
+      'valet-3',
+    ]);
     // The UPDATE's body was distilled from every run of the procedure, not only the newest cluster's.
     const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
     const body = (await skills.resolve(tenantId, `${procedures[0]!.name}@2`)).body;
@@ -70,31 +99,74 @@ describe('reconcile by procedure, a true track record, no silent cap', () => {
 
   it('a different tool sequence for goals that read alike is a different procedure: both stay live', async () => {
     const tenantId = 'different';
-    await ingest(database, taskRuns('car', ['Book a rental car in Lisbon for Friday', 'Please book a rental car in Lisbon for this Friday', 'Book me a rental car in Lisbon on Friday'], CAR_RENTAL, { tenantId }), tenantId);
+    await ingest(
+      database,
+      taskRuns(
+        'car',
+        [
+          'Book a rental car in Lisbon for Friday',
+          'Please book a rental car in Lisbon for this Friday',
+          'Book me a rental car in Lisbon on Friday',
+        ],
+        CAR_RENTAL,
+        { tenantId },
+      ),
+      tenantId,
+    );
     expect((await harness.runPass({ tenantId })).record.counts).toMatchObject({ added: 1 });
-    await ingest(database, taskRuns('flight', ['Book a flight to Lisbon for Friday', 'Please book a flight to Lisbon for this Friday', 'Book me a flight to Lisbon on Friday'], FLIGHT, { tenantId, startAt: 10 }), tenantId);
+    await ingest(
+      database,
+      taskRuns(
+        'flight',
+        ['Book a flight to Lisbon for Friday', 'Please book a flight to Lisbon for this Friday', 'Book me a flight to Lisbon on Friday'],
+        FLIGHT,
+        { tenantId, startAt: 10 },
+      ),
+      tenantId,
+    );
     const second = await harness.runPass({ tenantId });
     expect(second.record.counts).toMatchObject({ qualifying: 1, added: 1, updated: 0, noop: 0, superseded: 0 });
 
     const procedures = await listProcedures(database.pool, tenantId);
     expect(procedures).toHaveLength(2);
-    expect(procedures.every((procedure) => procedure.supersededBy === null && procedure.successCount === 3 && procedure.attemptCount === 3)).toBe(true);
+    expect(
+      procedures.every((procedure) => procedure.supersededBy === null && procedure.successCount === 3 && procedure.attemptCount === 3),
+    ).toBe(true);
     expect(procedures.map((procedure) => procedure.toolSequence.map((step) => step.tool)).sort()).toEqual([CAR_RENTAL, FLIGHT]);
   });
 
   it('counts exactly the runs qualification counted, each once across passes, and the body states that record', async () => {
     const tenantId = 'record';
-    const goals = ['Deploy the billing service to staging', 'Please deploy the billing service to the staging environment', 'Roll out the billing service to staging', 'Deploy billing to staging now'];
+    const goals = [
+      'Deploy the billing service to staging',
+      'Please deploy the billing service to the staging environment',
+      'Roll out the billing service to staging',
+      'Deploy billing to staging now',
+    ];
     await ingest(database, taskRuns('ok', goals, DEPLOY, { tenantId }), tenantId);
-    await ingest(database, withStatus(taskRuns('failed', ['Deploy the billing service to staging please'], DEPLOY, { tenantId, startAt: 10 }), 'failed'), tenantId);
+    await ingest(
+      database,
+      withStatus(taskRuns('failed', ['Deploy the billing service to staging please'], DEPLOY, { tenantId, startAt: 10 }), 'failed'),
+      tenantId,
+    );
     // Completed with one step: neither a success nor an attempt for qualification, so not for the record either.
-    await ingest(database, tooShort(taskRuns('short', ['Deploy the billing service to staging again'], DEPLOY, { tenantId, startAt: 20 })), tenantId);
+    await ingest(
+      database,
+      tooShort(taskRuns('short', ['Deploy the billing service to staging again'], DEPLOY, { tenantId, startAt: 20 })),
+      tenantId,
+    );
 
     const first = await harness.runPass({ tenantId });
     expect(first.record.counts).toMatchObject({ qualifying: 1, added: 1 });
     const [learned] = await listProcedures(database.pool, tenantId);
     expect(learned).toMatchObject({ successCount: 4, attemptCount: 5, revision: 1 });
-    expect((await listCountedRuns(database.pool, tenantId, learned!.id)).map((run) => run.runId).sort()).toEqual(['failed-1', 'ok-1', 'ok-2', 'ok-3', 'ok-4']);
+    expect((await listCountedRuns(database.pool, tenantId, learned!.id)).map((run) => run.runId).sort()).toEqual([
+      'failed-1',
+      'ok-1',
+      'ok-2',
+      'ok-3',
+      'ok-4',
+    ]);
     const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
     expect((await skills.resolve(tenantId, `${learned!.name}@1`)).body).toMatch(/Learned from 4 successful runs \(80% of 5 attempts\)/);
 
@@ -104,7 +176,20 @@ describe('reconcile by procedure, a true track record, no silent cap', () => {
     expect((await listProcedures(database.pool, tenantId))[0]).toMatchObject({ successCount: 4, attemptCount: 5, revision: 1 });
 
     // New runs of the same procedure: counted on top, once.
-    await ingest(database, taskRuns('more', ['Deploy the ledger service to staging', 'Please roll out the ledger service to staging', 'Deploy ledger to the staging environment'], DEPLOY, { tenantId, startAt: 30 }), tenantId);
+    await ingest(
+      database,
+      taskRuns(
+        'more',
+        [
+          'Deploy the ledger service to staging',
+          'Please roll out the ledger service to staging',
+          'Deploy ledger to the staging environment',
+        ],
+        DEPLOY,
+        { tenantId, startAt: 30 },
+      ),
+      tenantId,
+    );
     const update = await harness.runPass({ tenantId });
     expect(update.record.counts).toMatchObject({ qualifying: 1, updated: 1 });
     const [updated] = await listProcedures(database.pool, tenantId);
@@ -117,18 +202,63 @@ describe('reconcile by procedure, a true track record, no silent cap', () => {
 
   it('past the per-pass budget clusters stay pending, visibly, and the next passes take them first', async () => {
     const tenantId = 'budget';
-    await ingest(database, taskRuns('deploy', ['Deploy the billing service to staging', 'Please deploy the billing service to staging', 'Roll out the billing service to staging', 'Deploy billing to staging', 'Deploy the billing service to the staging cluster'], DEPLOY, { tenantId }), tenantId);
-    await ingest(database, taskRuns('car', ['Book a rental car in Lisbon for Friday', 'Please book a rental car in Lisbon for Friday', 'Book me a rental car in Lisbon on Friday', 'Reserve a rental car in Lisbon for Friday'], CAR_RENTAL, { tenantId, startAt: 10 }), tenantId);
-    await ingest(database, taskRuns('start', ['Start the car for my morning commute', 'Get the car started so I can drive to work', 'Start my car, I am leaving for the office'], START_CAR, { tenantId, startAt: 20 }), tenantId);
+    await ingest(
+      database,
+      taskRuns(
+        'deploy',
+        [
+          'Deploy the billing service to staging',
+          'Please deploy the billing service to staging',
+          'Roll out the billing service to staging',
+          'Deploy billing to staging',
+          'Deploy the billing service to the staging cluster',
+        ],
+        DEPLOY,
+        { tenantId },
+      ),
+      tenantId,
+    );
+    await ingest(
+      database,
+      taskRuns(
+        'car',
+        [
+          'Book a rental car in Lisbon for Friday',
+          'Please book a rental car in Lisbon for Friday',
+          'Book me a rental car in Lisbon on Friday',
+          'Reserve a rental car in Lisbon for Friday',
+        ],
+        CAR_RENTAL,
+        { tenantId, startAt: 10 },
+      ),
+      tenantId,
+    );
+    await ingest(
+      database,
+      taskRuns(
+        'start',
+        ['Start the car for my morning commute', 'Get the car started so I can drive to work', 'Start my car, I am leaving for the office'],
+        START_CAR,
+        { tenantId, startAt: 20 },
+      ),
+      tenantId,
+    );
 
     const first = await budgeted.runPass({ tenantId });
     expect(first.record.counts).toMatchObject({ qualifying: 3, added: 1, pending: 2, carried: 0 });
-    expect(await (await first.handle.describe()).memo).toMatchObject({ pending: 2, added: 1 });
-    const shown = JSON.parse((await runSkillsmith(['passes', 'show', first.handle.workflowId, '--json', '--tenant', tenantId], { DATABASE_URL: database.url })).stdout);
+    expect((await first.handle.describe()).memo).toMatchObject({ pending: 2, added: 1 });
+    const shown = JSON.parse(
+      (await runSkillsmith(['passes', 'show', first.handle.workflowId, '--json', '--tenant', tenantId], { DATABASE_URL: database.url }))
+        .stdout,
+    );
     const outcomes = shown.clusters.map((cluster: { outcome: string }) => cluster.outcome).sort();
     expect(outcomes).toEqual(['added', 'pending', 'pending']);
     // highest value first: 5 successful runs
-    expect(shown.clusters.find((cluster: { outcome: string }) => cluster.outcome === 'added')).toMatchObject({ size: 5, decision: 'add', status: 'installed' });
+    expect(shown.clusters.find((cluster: { outcome: string }) => cluster.outcome === 'added')).toMatchObject({
+      size: 5,
+      decision: 'add',
+      status: 'installed',
+    });
     for (const cluster of shown.clusters.filter((entry: { outcome: string }) => entry.outcome === 'pending')) {
       expect(cluster.outcomeReason).toMatch(/^waiting: ranked [23] of 3 by value .* the next pass takes it first$/);
     }
