@@ -154,7 +154,7 @@ describe('formatEvalReport', () => {
           id: 'synthesis/eval-x/1',
           status: 'completed',
           outcome: null,
-          counts: { runsSeen: 10, sequences: 9, clusters: 3, qualifying: 2, added: 1, updated: 0, noop: 1, superseded: 0, skipped: 0 },
+          counts: { runsSeen: 10, sequences: 9, clusters: 3, qualifying: 2, added: 1, updated: 0, noop: 1, superseded: 0, skipped: 0, pending: 0, carried: 0 },
         },
       ],
       converged: true,
