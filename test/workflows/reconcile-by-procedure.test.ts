@@ -31,10 +31,12 @@ describe('reconcile by procedure, a true track record, no silent cap', () => {
   beforeAll(async () => {
     await requireTestModel();
     database = await openTestDatabase();
-    harness = await startSynthesisHarness(database, synthesisTestConfig({ taskQueue: `reconcile-${Date.now()}` }));
+    // Goal-only clustering keeps each task's runs in a cluster of their own, so these tests reach
+    // reconcile with two clusters of one procedure (procedure-aware clustering would merge them first).
+    harness = await startSynthesisHarness(database, synthesisTestConfig({ taskQueue: `reconcile-${Date.now()}`, synthesis: { clusterSimilarity: 'goal' } }));
     budgeted = await startSynthesisHarness(
       database,
-      synthesisTestConfig({ taskQueue: `budget-${Date.now()}`, synthesis: { maxClustersPerPass: 1 } }),
+      synthesisTestConfig({ taskQueue: `budget-${Date.now()}`, synthesis: { maxClustersPerPass: 1, clusterSimilarity: 'goal' } }),
     );
   });
 
