@@ -68,7 +68,7 @@ try {
       skills: populated.skills,
       logger: pino({ level: 'silent' }),
       tokens: [{ token: TOKEN, tenantId: BENCH_TENANT, principal: 'bench', scopes: ['recall.read'] }],
-      recall: (tenantId, request) => recallSkill({ pool: database.pool, skills: populated.skills, embedder, similarityTau: 0 }, tenantId, request),
+      recall: (tenantId, request) => recallSkill({ pool: database.pool, embedder, threshold: 0 }, tenantId, request),
     },
     { host: '127.0.0.1', port: 0 },
   );

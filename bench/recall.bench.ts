@@ -4,16 +4,22 @@
  *   node --import tsx bench/recall.bench.ts [--procedures 10000] [--queries 300] [--sessions 300]
  *                                           [--database-url postgresql://…]   (native; default embedded PGlite)
  *
- * Prints, in ms: the vector search alone (findNearestProcedures, top 2), the query embedding
- * alone (all-MiniLM-L6-v2 int8 on CPU), recall_skill end to end (embed + search + resolve the
- * pinned revisions + touch), and session open with a 20-entry catalog (resolve 20 refs into
- * pins, render and count the catalog, insert the session and its event), and recall's
- * last_used_at update alone (touchProcedures on the two matches). Procedure embeddings
- * are seeded random unit vectors: the figures measure latency, not recall quality.
+ * Prints, in ms: the query embedding alone (all-MiniLM-L6-v2 int8 on CPU), recall's one read
+ * alone (searchRecallVectors: HNSW + full-text + fusion + the pinned revision's body, top 2),
+ * recall_skill end to end (embed + that read; last_used_at is recorded off the request path),
+ * GET /v1/recall end to end over loopback HTTP (one request at a time: Fastify, auth, zod, recall,
+ * JSON), and session open with a 20-entry catalog. Procedure embeddings are seeded random unit
+ * vectors and the recall threshold is 0, so every query returns two skills: the figures measure
+ * latency, not recall quality.
  */
 import { parseArgs } from 'node:util';
-import { findNearestProcedures, touchProcedures } from '../src/procedures/procedure-repository.ts';
-import { recallSkill } from '../src/recall/recall.ts';
+import { pino } from 'pino';
+import { createServices } from '../src/app/services.ts';
+import { startApiServer } from '../src/api/server.ts';
+import { loadConfig } from '../src/config.ts';
+import { searchRecallVectors } from '../src/procedures/procedure-goal-vector-repository.ts';
+import { MAX_RECALL_BODY_CHARS, recallSkill } from '../src/recall/recall.ts';
+import { createRecallUsage } from '../src/recall/recall-usage.ts';
 import { createAgentSpecRepository } from '../src/sessions/agent-spec-repository.ts';
 import { openSession } from '../src/sessions/session-open.ts';
 import { BENCH_TENANT, benchSkillName, loadEmbedder, openBenchDatabase, populate, summarize } from './session-bench-setup.ts';
@@ -29,6 +35,7 @@ const { values } = parseArgs({
 const procedures = Number(values.procedures);
 const queries = Number(values.queries);
 const sessionCount = Number(values.sessions);
+const TOKEN = 'bench-token-0123456789abcdef';
 
 const goals = [
   'deploy the payment service to production',
@@ -46,38 +53,62 @@ try {
   const embedder = await loadEmbedder();
   process.stderr.write(`populating ${procedures} skills + procedures on ${database.kind} Postgres…\n`);
   const populated = await populate(database, procedures, { dimension: embedder.dimension, modelId: embedder.modelId });
-  const queryVectors = await embedder.embed(goals, 'query');
+  const queryVectors = await embedder.embed(goals, 'goal');
+  const search = async (index: number) =>
+    searchRecallVectors(
+      database.pool,
+      BENCH_TENANT,
+      { embedding: queryVectors[index % goals.length]!, modelId: embedder.modelId, text: goals[index % goals.length]! },
+      { threshold: 0, limit: 2, bodyChars: MAX_RECALL_BODY_CHARS },
+    );
 
-  for (let index = 0; index < 20; index++) {
-    await findNearestProcedures(database.pool, BENCH_TENANT, queryVectors[index % goals.length]!, { limit: 2, recallableOnly: true });
-  }
-  const search: number[] = [];
+  for (let index = 0; index < 20; index++) await search(index);
+  const searchMs: number[] = [];
   for (let index = 0; index < queries; index++) {
     const started = performance.now();
-    await findNearestProcedures(database.pool, BENCH_TENANT, queryVectors[index % goals.length]!, { limit: 2, recallableOnly: true });
-    search.push(performance.now() - started);
+    await search(index);
+    searchMs.push(performance.now() - started);
   }
-  // recall_skill's bookkeeping alone: last_used_at on the two matches.
-  const touch: number[] = [];
-  for (let index = 0; index < queries; index++) {
-    const matches = await findNearestProcedures(database.pool, BENCH_TENANT, queryVectors[index % goals.length]!, { limit: 2, recallableOnly: true });
-    const started = performance.now();
-    await touchProcedures(database.pool, BENCH_TENANT, matches.map((match) => match.id));
-    touch.push(performance.now() - started);
-  }
+  const usage = createRecallUsage(database.pool, { onError: (error) => process.stderr.write(`last_used_at: ${String(error)}\n`) });
+  const deps = { pool: database.pool, embedder, threshold: 0, usage };
   const embed: number[] = [];
   const recall: number[] = [];
-  const deps = { pool: database.pool, skills: populated.skills, embedder, similarityTau: 0 };
   for (let index = 0; index < queries; index++) {
     const goal = `${goals[index % goals.length]} (${index})`;
     let started = performance.now();
-    await embedder.embed([goal], 'query');
+    await embedder.embed([goal], 'goal');
     embed.push(performance.now() - started);
     started = performance.now();
     const matches = await recallSkill(deps, BENCH_TENANT, { goal, topK: 2 });
     recall.push(performance.now() - started);
     if (matches.length !== 2) throw new Error(`recall returned ${matches.length} matches, expected 2`);
   }
+
+  const config = loadConfig({});
+  const logger = pino({ level: 'silent' });
+  const api = await startApiServer(
+    {
+      ...createServices(config, database.pool, { logger }),
+      skills: populated.skills,
+      tokens: [{ token: TOKEN, tenantId: BENCH_TENANT, principal: 'bench', scopes: ['recall.read'] }],
+      recall: (tenantId, request) => recallSkill(deps, tenantId, request),
+    },
+    { host: '127.0.0.1', port: 0 },
+  );
+  const http: number[] = [];
+  try {
+    for (let index = 0; index < queries + 20; index++) {
+      const goal = `${goals[index % goals.length]} #${index}`;
+      const started = performance.now();
+      const response = await fetch(`${api.url}/v1/recall?goal=${encodeURIComponent(goal)}&topK=2`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const body = (await response.json()) as { skills: unknown[] };
+      if (index >= 20) http.push(performance.now() - started);
+      if (response.status !== 200 || body.skills.length !== 2) throw new Error(`GET /v1/recall answered ${response.status} with ${body.skills.length} skills`);
+    }
+  } finally {
+    await api.close();
+  }
+  await usage.flush();
 
   const agentSpecs = createAgentSpecRepository({ pool: database.pool, skills: populated.skills });
   await agentSpecs.set(BENCH_TENANT, 'bench-agent', Array.from({ length: 20 }, (_, index) => benchSkillName(index)));
@@ -101,10 +132,10 @@ try {
       procedureInsertSeconds: Math.round(populated.insertSeconds * 10) / 10,
       hnswIndexSeconds: Math.round(populated.indexSeconds * 10) / 10,
     },
-    vectorSearchMs: summarize(search),
     queryEmbeddingMs: summarize(embed),
-    touchLastUsedMs: summarize(touch),
+    recallReadMs: summarize(searchMs),
     recallEndToEndMs: summarize(recall),
+    httpRecallMs: summarize(http),
     sessionOpenMs: { ...summarize(open), catalogEntries },
   };
   process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);

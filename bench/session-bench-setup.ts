@@ -1,6 +1,7 @@
 import { createEmbedder, type Embedder } from '../src/embedding/embedder.ts';
 import { testEmbeddingModel } from '../src/embedding/model-pull.ts';
-import { ensureProcedureIndex, insertProcedure } from '../src/procedures/procedure-repository.ts';
+import { ensureRecallIndex } from '../src/procedures/procedure-goal-vector-repository.ts';
+import { insertProcedure } from '../src/procedures/procedure-repository.ts';
 import { createSeededRandom } from '../src/runs/seeded-random.ts';
 import { serializeSkillDocument } from '../src/skills/skill-format.ts';
 import { withTransaction } from '../src/store/database.ts';
@@ -107,8 +108,9 @@ export async function populate(database: BenchDatabase, count: number, options: 
   }
   const insertSeconds = (performance.now() - started) / 1000;
   started = performance.now();
-  await ensureProcedureIndex(database.pool, options.dimension);
+  await ensureRecallIndex(database.pool, options.dimension);
   await database.pool.query('ANALYZE procedures');
+  await database.pool.query('ANALYZE procedure_goal_vectors');
   const indexSeconds = (performance.now() - started) / 1000;
   return { skills, installSeconds, insertSeconds, indexSeconds };
 }

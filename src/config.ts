@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SkillsmithError } from './skillsmith-error.ts';
+import { defaultRecallThreshold } from './recall/recall-threshold.ts';
 
 /**
  * Every setting skillsmith reads, as one zod schema over the environment.
@@ -54,6 +55,8 @@ const environmentSchema = z.object({
   SKILLSMITH_MAX_CLUSTERS_PER_PASS: positiveInt.default(10),
   SKILLSMITH_SYNTHESIS_ENABLED: booleanFlag.default(true),
   SKILLSMITH_DISTILLER: z.enum(['llm', 'extractive']).default('llm'),
+  // Unset: the embedding model's calibrated default (src/recall/recall-threshold.ts, bench/README.md).
+  SKILLSMITH_RECALL_THRESHOLD: z.coerce.number().min(-1).max(1).optional(),
 
   SKILLSMITH_LLM_BASE_URL: z.url({ message: 'an http(s) URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1' }).optional(),
   SKILLSMITH_LLM_MODEL: z.string().min(1).default('llama3.1'),
@@ -71,6 +74,13 @@ const environmentSchema = z.object({
   SKILLSMITH_APPROVAL_PROFILE: z.enum(['none', 'skill_authoring']).default('none'),
   SKILLSMITH_APPROVAL_TTL_HOURS: positiveInt.default(72),
 }).superRefine((environment, context) => {
+  if (environment.SKILLSMITH_RECALL_THRESHOLD === undefined && defaultRecallThreshold(environment.SKILLSMITH_EMBEDDING_MODEL) === undefined) {
+    context.addIssue({
+      code: 'custom',
+      path: ['SKILLSMITH_RECALL_THRESHOLD'],
+      message: `no calibrated recall threshold for ${environment.SKILLSMITH_EMBEDDING_MODEL}: set one (bench/README.md says how to calibrate it)`,
+    });
+  }
   // The 002 spec's rollout controls: background review is invalid without foreground authoring.
   if (environment.SKILLSMITH_REVIEW_ENABLED && !environment.SKILLSMITH_AUTHORING_ENABLED) {
     context.addIssue({
@@ -152,6 +162,10 @@ export interface Config {
     maxClustersPerPass: number;
     enabled: boolean;
     distiller: 'llm' | 'extractive';
+  };
+  recall: {
+    /** The best cosine a procedure needs with a goal to be recalled; calibrated per model, separate from the clustering τ. */
+    threshold: number;
   };
   llm: {
     baseUrl: string | undefined;
@@ -244,6 +258,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       maxClustersPerPass: e.SKILLSMITH_MAX_CLUSTERS_PER_PASS,
       enabled: e.SKILLSMITH_SYNTHESIS_ENABLED,
       distiller: e.SKILLSMITH_DISTILLER,
+    },
+    recall: {
+      threshold: e.SKILLSMITH_RECALL_THRESHOLD ?? defaultRecallThreshold(e.SKILLSMITH_EMBEDDING_MODEL)!,
     },
     llm: {
       baseUrl: e.SKILLSMITH_LLM_BASE_URL,

@@ -7,6 +7,7 @@ import type { ChatClient } from '../llm/chat-client.ts';
 import { createConfiguredChatClient } from '../llm/configured-chat-client.ts';
 import type { Logger } from '../logger.ts';
 import { recallSkill, type RecallFunction } from '../recall/recall.ts';
+import { createRecallUsage, type RecallUsage } from '../recall/recall-usage.ts';
 import { createAgentSpecRepository, type AgentSpecRepository } from '../sessions/agent-spec-repository.ts';
 import { createSkillRepository, type SkillRepository } from '../store/skill-repository.ts';
 import { createConfiguredDistiller } from '../synthesis/distiller-choice.ts';
@@ -28,8 +29,10 @@ export interface Services {
   approvals: Approvals;
   /** Loaded on first use, once per process; a missing model fails only what needs it. */
   embedder(): Promise<Embedder>;
-  /** recall_skill over the configured embedder and τ. */
+  /** recall_skill over the configured embedder and recall threshold; each recall is recorded as use. */
   recall: RecallFunction;
+  /** last_used_at of recalled procedures, written in batches off the request path; flush before a process ends. */
+  recallUsage: RecallUsage;
   /** The run intake; Temporal is connected on first use. */
   reportRun: ReportRunFunction;
   /** The configured distiller; throws LlmNotConfigured when the LLM is chosen but not configured. */
@@ -53,6 +56,7 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
   const skills = createSkillRepository({ pool, defaultLicense: config.skillLicense });
   // createEmbedder loads once per process and does not remember a failed load.
   const embedder = () => createEmbedder(config.embedding);
+  const recallUsage = createRecallUsage(pool, { onError: (error) => options.logger.warn({ err: error }, 'recording recall use failed') });
   return {
     pool,
     config,
@@ -68,7 +72,8 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
     approvals: createApprovals({ pool, repository: skills, ttlHours: config.authoring.approvalTtlHours }),
     embedder,
     recall: async (tenantId, request) =>
-      recallSkill({ pool, skills, embedder: await embedder(), similarityTau: config.synthesis.similarityTau }, tenantId, request),
+      recallSkill({ pool, embedder: await embedder(), threshold: config.recall.threshold, usage: recallUsage }, tenantId, request),
+    recallUsage,
     reportRun: createRunIntake(config, options.temporalAddress),
     distiller: () => createConfiguredDistiller(config),
     reviewer: () => createConfiguredChatClient(config, 'SKILLSMITH_REVIEW_ENABLED=true'),

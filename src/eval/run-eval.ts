@@ -18,6 +18,7 @@ import {
   type FamilyLabel,
   type LiveSkill,
   type RecallCase,
+  type RecallScoreDistributions,
   type SkillComposition,
 } from './scoring.ts';
 
@@ -32,8 +33,8 @@ export interface EvalDependencies {
   pool: pg.Pool;
   /** Starts a full synthesis pass for the tenant and resolves with its record when it ends. */
   runPass(tenantId: string): Promise<PassRecord>;
-  /** recall_skill(goal, topK 2) for the tenant: the returned skill names, best first. */
-  recall(tenantId: string, goal: string): Promise<string[]>;
+  /** recall_skill(goal, topK 2) for the tenant: the returned skills, best first. */
+  recall(tenantId: string, goal: string): Promise<Array<{ name: string; score: number }>>;
   /** Progress lines (stderr in the CLI). */
   progress(message: string): void;
 }
@@ -75,16 +76,22 @@ export interface EvalReport {
   familyRecall: { recurring: number; recalled: number; rate: number; missed: string[] };
   heldout: null | {
     positives: number;
+    /** Positives whose family has an owning live skill; the covered rates are over these. */
+    covered: number;
     top1: number;
     top2: number;
     answered: number;
     top1Rate: number;
     top2Rate: number;
+    top1CoveredRate: number;
+    top2CoveredRate: number;
     negatives: number;
     falsePositives: number;
     falsePositiveRate: number;
   };
   inSample: { goals: number; top1: number; rate: number };
+  /** The best recall score of every goal asked (none counts as 0), for calibrating the recall threshold (bench/README.md). */
+  recallScores: RecallScoreDistributions;
   timings: { ingestMs: number; passesMs: number; scoringMs: number; totalMs: number };
 }
 
@@ -153,8 +160,15 @@ export async function runEval(deps: EvalDependencies, options: EvalOptions): Pro
   const skillScores = scoreSkills(live, labelOf, recurring);
 
   deps.progress(`recall: ${heldout.length} held-out goals`);
+  const topScore = (returned: ReadonlyArray<{ score: number }>) => returned[0]?.score ?? 0;
+  const distributions: RecallScoreDistributions = { inSample: [], heldoutCovered: [], negatives: [] };
   const heldoutCases: RecallCase[] = [];
-  for (const line of heldout) heldoutCases.push({ ...line, returned: await deps.recall(options.tenantId, line.goal) });
+  for (const line of heldout) {
+    const returned = await deps.recall(options.tenantId, line.goal);
+    heldoutCases.push({ ...line, returned: returned.map((match) => match.name) });
+    if (line.family === null) distributions.negatives.push(topScore(returned));
+    else if (skillScores.owners.has(line.family)) distributions.heldoutCovered.push(topScore(returned));
+  }
   const recallScores = scoreRecall(heldoutCases, skillScores.owners);
 
   const inSampleCases: Array<{ skill: string; returned: string[] }> = [];
@@ -163,7 +177,10 @@ export async function runEval(deps: EvalDependencies, options: EvalOptions): Pro
   for (const skill of live) {
     for (const runId of skill.runIds) {
       const goal = goalOf.get(runId);
-      if (goal !== undefined) inSampleCases.push({ skill: skill.name, returned: await deps.recall(options.tenantId, goal) });
+      if (goal === undefined) continue;
+      const returned = await deps.recall(options.tenantId, goal);
+      inSampleCases.push({ skill: skill.name, returned: returned.map((match) => match.name) });
+      distributions.inSample.push(topScore(returned));
     }
   }
   const inSample = scoreInSample(inSampleCases);
@@ -201,10 +218,13 @@ export async function runEval(deps: EvalDependencies, options: EvalOptions): Pro
           ...recallScores,
           top1Rate: rate(recallScores.top1, recallScores.positives),
           top2Rate: rate(recallScores.top2, recallScores.positives),
+          top1CoveredRate: rate(recallScores.top1, recallScores.covered),
+          top2CoveredRate: rate(recallScores.top2, recallScores.covered),
           falsePositiveRate: rate(recallScores.falsePositives, recallScores.negatives),
         }
       : null,
     inSample: { ...inSample, rate: rate(inSample.top1, inSample.goals) },
+    recallScores: distributions,
     timings: {
       ingestMs: ingested - started,
       passesMs: passesDone - ingested,

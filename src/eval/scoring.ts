@@ -158,6 +158,8 @@ export interface RecallCase {
 export interface RecallScores {
   /** Goals with a family label. */
   positives: number;
+  /** Positives whose family has an owning live skill: the goals recall can get right. */
+  covered: number;
   /** Positives whose first returned skill owns their family. */
   top1: number;
   /** Positives with an owner of their family among the first two returned. */
@@ -172,7 +174,7 @@ export interface RecallScores {
 
 /** Held-out recall: a hit when a returned skill owns the goal's family (≥ OWNERSHIP_SHARE of its provenance). */
 export function scoreRecall(cases: readonly RecallCase[], owners: ReadonlyMap<string, readonly string[]>): RecallScores {
-  const scores: RecallScores = { positives: 0, top1: 0, top2: 0, answered: 0, negatives: 0, falsePositives: 0 };
+  const scores: RecallScores = { positives: 0, covered: 0, top1: 0, top2: 0, answered: 0, negatives: 0, falsePositives: 0 };
   for (const { family, returned } of cases) {
     if (family === null) {
       scores.negatives += 1;
@@ -182,6 +184,7 @@ export function scoreRecall(cases: readonly RecallCase[], owners: ReadonlyMap<st
     scores.positives += 1;
     if (returned.length > 0) scores.answered += 1;
     const owning = new Set(owners.get(family) ?? []);
+    if (owning.size > 0) scores.covered += 1;
     if (returned[0] !== undefined && owning.has(returned[0])) scores.top1 += 1;
     if (returned.slice(0, 2).some((name) => owning.has(name))) scores.top2 += 1;
   }
@@ -191,6 +194,16 @@ export function scoreRecall(cases: readonly RecallCase[], owners: ReadonlyMap<st
 /** In-sample recall: the goals a skill was learned from, and how many get that same skill back first. */
 export function scoreInSample(cases: ReadonlyArray<{ skill: string; returned: readonly string[] }>): { goals: number; top1: number } {
   return { goals: cases.length, top1: cases.filter((item) => item.returned[0] === item.skill).length };
+}
+
+/** Each goal's best recall score (the first returned skill's), by kind of goal: what the recall threshold is calibrated on. */
+export interface RecallScoreDistributions {
+  /** Goals a live skill was learned from, scored with the threshold off. */
+  inSample: number[];
+  /** Held-out goals of a family that has an owning live skill. */
+  heldoutCovered: number[];
+  /** Held-out goals nothing should match. */
+  negatives: number[];
 }
 
 /** A share as a number in [0, 1], 0 for an empty denominator. */

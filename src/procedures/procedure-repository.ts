@@ -3,12 +3,14 @@ import pgvector from 'pgvector';
 import { EmbeddingDimensionMismatch } from '../embedding/embedding-errors.ts';
 import type { Queryable } from '../store/database.ts';
 import { mapRow } from '../store/row-mapping.ts';
-import type { ConsensusStep, CountedRun, Procedure, ProcedureState, ScoredProcedure } from './procedure.ts';
+import type { ConsensusStep, CountedRun, Procedure, ProcedureState } from './procedure.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
+import { storeWhenToUseVector } from './procedure-goal-vector-repository.ts';
 
 /**
  * The `procedures` table: one row per learned skill, holding its track record (success and
- * attempt counts, provenance, enabled, superseded_by) and the embedding of its when_to_use.
+ * attempt counts, provenance, enabled, superseded_by) and the embedding of its when_to_use (also
+ * stored, with the goals it was learned from, as its recall vectors).
  * The only module with SQL for this table.
  */
 
@@ -40,24 +42,6 @@ const COLUMNS = `id, tenant_id, skill_id, name, revision, when_to_use, tool_sequ
 
 const toProcedure = (row: ProcedureRow): Procedure => mapRow(row);
 
-function checkedDimension(dimension: number): number {
-  // Interpolated into DDL and casts below, so it must be a plain positive integer.
-  if (!Number.isInteger(dimension) || dimension < 1 || dimension > 16_000) throw new Error(`invalid vector dimension ${dimension}`);
-  return dimension;
-}
-
-/**
- * HNSW (cosine) over `embedding` cast to its dimension, one partial index per dimension in use:
- * the column is dimensionless so that the configured model decides, and an index needs one.
- */
-export async function ensureProcedureIndex(db: Queryable, dimension: number): Promise<void> {
-  const d = checkedDimension(dimension);
-  await db.query(
-    `CREATE INDEX IF NOT EXISTS procedures_embedding_hnsw_${d} ON procedures
-       USING hnsw ((embedding::vector(${d})) vector_cosine_ops) WHERE embedding_dimension = ${d}`,
-  );
-}
-
 /** Refuses a model whose vectors differ in dimension from the procedures already stored for the tenant. */
 export async function checkProcedureModel(db: Queryable, tenantId: string, modelId: string, dimension: number): Promise<void> {
   const { rows } = await db.query<{ embedding_model: string; embedding_dimension: number }>(
@@ -73,31 +57,6 @@ export async function checkProcedureModel(db: Queryable, tenantId: string, model
       `procedures of tenant ${tenantId} were embedded with ${other.embedding_model}`,
     );
   }
-}
-
-export interface NearestOptions {
-  limit: number;
-  /** Only enabled procedures that no other supersedes (recall); reconcile sees them all. */
-  recallableOnly: boolean;
-}
-
-export async function findNearestProcedures(
-  db: Queryable,
-  tenantId: string,
-  embedding: Float32Array,
-  options: NearestOptions,
-): Promise<ScoredProcedure[]> {
-  const d = checkedDimension(embedding.length);
-  const { rows } = await db.query<ProcedureRow & { score: number }>(
-    `SELECT ${COLUMNS}, 1 - (embedding::vector(${d}) <=> $2::vector(${d})) AS score
-       FROM procedures
-      WHERE tenant_id = $1 AND embedding_dimension = ${d}
-        ${options.recallableOnly ? 'AND enabled AND superseded_by IS NULL' : ''}
-      ORDER BY embedding::vector(${d}) <=> $2::vector(${d})
-      LIMIT $3`,
-    [tenantId, pgvector.toSql(Array.from(embedding)), options.limit],
-  );
-  return rows.map((row) => ({ ...toProcedure(row), score: Number(row.score) }));
 }
 
 export async function findProcedureByName(db: Queryable, tenantId: string, name: string): Promise<Procedure | undefined> {
@@ -174,7 +133,9 @@ export async function insertProcedure(db: pg.PoolClient, tenantId: string, write
       JSON.stringify({ source: 'synthesized', from_sessions: write.fromSessions }),
     ],
   );
-  return toProcedure(rows[0]!);
+  const procedure = toProcedure(rows[0]!);
+  await storeWhenToUseVector(db, tenantId, procedure.id, { text: write.whenToUse, embedding: write.embedding, modelId: write.embeddingModel });
+  return procedure;
 }
 
 /** A new revision of the same skill: content fields change; identity and the track record (countProcedureRuns) do not. */
@@ -185,6 +146,7 @@ export async function updateProcedure(db: pg.PoolClient, tenantId: string, id: s
      WHERE tenant_id = $1 AND id = $2`,
     [tenantId, id, ...contentParameters(write)],
   );
+  await storeWhenToUseVector(db, tenantId, id, { text: write.whenToUse, embedding: write.embedding, modelId: write.embeddingModel });
 }
 
 
@@ -351,17 +313,12 @@ export async function hasProcedures(db: Queryable, tenantId: string): Promise<bo
   return (rowCount ?? 0) > 0;
 }
 
-/** Re-embeds one procedure's when_to_use with another model (`skillsmith reembed`). */
-export async function replaceProcedureEmbedding(
-  db: Queryable,
-  tenantId: string,
-  id: string,
-  embedding: Float32Array,
-  embeddingModel: string,
-): Promise<void> {
+/** Re-embeds one procedure's when_to_use with another model (`skillsmith reembed`), its recall vector too. */
+export async function replaceProcedureEmbedding(db: Queryable, tenantId: string, procedure: Procedure, embedding: Float32Array, embeddingModel: string): Promise<void> {
   await db.query(
     `UPDATE procedures SET embedding = $3, embedding_model = $4, embedding_dimension = $5, updated_at = now()
       WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, id, pgvector.toSql(Array.from(embedding)), embeddingModel, embedding.length],
+    [tenantId, procedure.id, pgvector.toSql(Array.from(embedding)), embeddingModel, embedding.length],
   );
+  await storeWhenToUseVector(db, tenantId, procedure.id, { text: procedure.whenToUse, embedding, modelId: embeddingModel });
 }

@@ -33,10 +33,6 @@ export interface Procedure {
   observedSuccesses: number;
 }
 
-export interface ScoredProcedure extends Procedure {
-  /** Cosine similarity to the query vector. */
-  score: number;
-}
 
 /** A run a procedure's track record counts (once, however many passes see it). */
 export interface CountedRun {

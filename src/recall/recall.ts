@@ -1,13 +1,15 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import type { Embedder } from '../embedding/embedder.ts';
-import { findNearestProcedures, touchProcedures } from '../procedures/procedure-repository.ts';
-import type { SkillRepository } from '../store/skill-repository.ts';
+import { searchRecallVectors } from '../procedures/procedure-goal-vector-repository.ts';
+import type { RecallUsage } from './recall-usage.ts';
 
 /**
- * recall_skill(goal, topK = 2): the procedures whose when_to_use is nearest to the goal, only
- * enabled and not superseded ones at cosine ≥ τ, bodies cut at 1,500 characters with an explicit
- * marker. A method for planners, never an LLM-facing tool.
+ * recall_skill(goal, topK = 2): the procedures whose purpose matches the goal — scored against
+ * the goals each was learned from and its when_to_use, fused with full-text match by reciprocal
+ * rank — only enabled and not superseded ones whose best cosine reaches the recall threshold,
+ * bodies cut at 1,500 characters with an explicit marker. A method for planners, never an
+ * LLM-facing tool.
  */
 
 export const MAX_RECALL_BODY_CHARS = 1500;
@@ -24,44 +26,46 @@ export interface RecalledSkill {
   body: string;
   toolsRequired: string[];
   revision: number;
+  /** The best cosine between the goal and what the procedure is for; results are ordered by the fused rank. */
   score: number;
-}
-
-export function truncateBody(body: string): string {
-  const characters = [...body];
-  if (characters.length <= MAX_RECALL_BODY_CHARS) return body;
-  return `${characters.slice(0, MAX_RECALL_BODY_CHARS).join('')}${TRUNCATION_MARKER}`;
 }
 
 export interface RecallDependencies {
   pool: pg.Pool;
-  skills: SkillRepository;
   embedder: Embedder;
-  similarityTau: number;
+  /** The recall threshold (SKILLSMITH_RECALL_THRESHOLD, or the model's calibrated default): not the clustering τ. */
+  threshold: number;
+  /** Where a planner's recall is recorded as use (last_used_at); none for recalls that are not a use (review, eval). */
+  usage?: RecallUsage;
 }
 
 /** recall_skill bound to its dependencies: what the API, the CLI and the review receive. */
 export type RecallFunction = (tenantId: string, request: z.input<typeof recallRequestSchema>) => Promise<RecalledSkill[]>;
 
 export async function recallSkill(
-  { pool, skills, embedder, similarityTau }: RecallDependencies,
+  { pool, embedder, threshold, usage }: RecallDependencies,
   tenantId: string,
   request: z.input<typeof recallRequestSchema>,
 ): Promise<RecalledSkill[]> {
   const { goal, topK } = recallRequestSchema.parse(request);
-  const [query] = await embedder.embed([goal], 'query');
-  const nearest = await findNearestProcedures(pool, tenantId, query!, { limit: topK, recallableOnly: true });
-  const matches = nearest.filter((procedure) => procedure.score >= similarityTau);
-  if (matches.length === 0) return [];
-  // Pinned refs: the exact revision the procedure records, archived or not.
-  const revisions = await Promise.all(matches.map((match) => skills.resolve(tenantId, `${match.name}@${match.revision}`)));
-  await touchProcedures(pool, tenantId, matches.map((match) => match.id));
-  return matches.map((match, index) => ({
+  // A goal, compared mostly with goals: embedded for the same task as the goals it is matched against.
+  const [embedding] = await embedder.embed([goal], 'goal');
+  const matches = await searchRecallVectors(
+    pool,
+    tenantId,
+    { embedding: embedding!, modelId: embedder.modelId, text: goal },
+    { threshold, limit: topK, bodyChars: MAX_RECALL_BODY_CHARS },
+  );
+  usage?.record(
+    tenantId,
+    matches.map((match) => match.id),
+  );
+  return matches.map((match) => ({
     name: match.name,
     whenToUse: match.whenToUse,
-    body: truncateBody(revisions[index]!.body),
+    body: match.truncated ? `${match.body}${TRUNCATION_MARKER}` : match.body,
     toolsRequired: match.toolsRequired,
     revision: match.revision,
-    score: match.score,
+    score: match.similarity,
   }));
 }

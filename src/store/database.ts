@@ -22,7 +22,9 @@ export function isEmbeddedDatabaseUrl(url: string): boolean {
  */
 export function createPool(url: string, options: { max?: number } = {}): pg.Pool {
   const max = isEmbeddedDatabaseUrl(url) ? 1 : (options.max ?? 8);
-  const pool = new pg.Pool({ connectionString: url, max });
+  // A filtered HNSW scan (recall: one tenant's vectors) keeps reading the index until its LIMIT is
+  // met instead of stopping at ef_search candidates (pgvector ≥ 0.8), set once per connection.
+  const pool = new pg.Pool({ connectionString: url, max, options: '-c hnsw.iterative_scan=relaxed_order' });
   // An idle client losing its connection (server restart) must not crash the process.
   pool.on('error', () => undefined);
   return pool;

@@ -5,7 +5,6 @@ import type { Embedder } from '../embedding/embedder.ts';
 import {
   checkProcedureModel,
   countProcedureRuns,
-  ensureProcedureIndex,
   findProcedureById,
   findProcedureByName,
   insertProcedure,
@@ -13,6 +12,7 @@ import {
   updateProcedure,
 } from '../procedures/procedure-repository.ts';
 import type { Procedure } from '../procedures/procedure.ts';
+import { ensureRecallIndex, storeLearnedGoalVectors } from '../procedures/procedure-goal-vector-repository.ts';
 import { findStoredRunHashes } from '../runs/run-repository.ts';
 import { SkillNotFound } from '../skills/skill-errors.ts';
 import { parseSkillDocument, serializeSkillDocument } from '../skills/skill-format.ts';
@@ -108,9 +108,10 @@ export async function reconcileAndInstall(
   if (missing.length > 0) throw new ProvenanceUnverified(`provenance names runs that do not exist: ${missing.slice(0, 5).join(', ')}`);
 
   const parsed = parseSkillDocument(cluster.candidate, { defaultLicense: deps.defaultLicense });
-  const [embedding] = await deps.embedder.embed([parsed.manifest.description], 'document');
+  // Embedded for the goal task: recall compares goals with the goals a procedure was learned from and with this.
+  const [embedding] = await deps.embedder.embed([parsed.manifest.description], 'goal');
   await checkProcedureModel(deps.pool, tenantId, deps.embedder.modelId, embedding!.length);
-  await ensureProcedureIndex(deps.pool, embedding!.length);
+  await ensureRecallIndex(deps.pool, embedding!.length);
 
   const decision = cluster.decision!;
   const target = decision === 'update' || decision === 'supersede' ? await recordedTarget(deps, tenantId, cluster) : undefined;
@@ -159,6 +160,7 @@ export async function reconcileAndInstall(
           if (decision === 'supersede') await markSuperseded(client, tenantId, target!.id, procedureId);
         }
         await countProcedureRuns(client, tenantId, procedureId, passId, counted, deps.reconcile.goalModel);
+        await storeLearnedGoalVectors(client, tenantId, procedureId, deps.embedder.modelId);
         outcome = {
           decision,
           skillName: installed.name,

@@ -28,13 +28,13 @@ export const ALL_SCOPES = ['session.write', 'session.read', 'skill.read', 'recal
 
 export async function openApiHarness(
   tokens: ApiTokenEntry[],
-  options: { env?: Record<string, string>; withRecall?: boolean; similarityTau?: number; temporalAddress?: string } = {},
+  options: { env?: Record<string, string>; withRecall?: boolean; recallThreshold?: number; temporalAddress?: string } = {},
 ): Promise<ApiHarness> {
   const database = await openTestDatabase();
   const config = loadConfig({ SKILLSMITH_API_BODY_LIMIT: '65536', ...options.env });
   const services = createServices(
-    // With recall: the real embedder on the test model, at the given τ.
-    options.withRecall ? { ...config, embedding: testModelSettings(), synthesis: { ...config.synthesis, similarityTau: options.similarityTau ?? 0.5 } } : config,
+    // With recall: the real embedder on the test model, at the given recall threshold.
+    options.withRecall ? { ...config, embedding: testModelSettings(), recall: { threshold: options.recallThreshold ?? 0.5 } } : config,
     database.pool,
     { logger: silentLogger, temporalAddress: options.temporalAddress },
   );

@@ -20,7 +20,7 @@ const vectors = new Map<string, Float32Array>();
 let runNumber = 0;
 
 beforeAll(async () => {
-  harness = await openApiHarness([], { withRecall: true, similarityTau: 0 });
+  harness = await openApiHarness([], { withRecall: true, recallThreshold: 0 });
   embedder = await harness.services.embedder();
   for (const name of SKILL_NAMES) vectors.set(name, (await embedder.embed([`when the ${name} task comes up`], 'document'))[0]!);
 });

@@ -151,6 +151,9 @@ describe('skillsmith demo on a fresh home', () => {
     expect(demo.pass.counts.added).toBeGreaterThan(0);
     // every add and every supersede is a new procedure; the superseded ones stay, never deleted
     expect(demo.procedures.length).toBe(demo.pass.counts.added + demo.pass.counts.superseded);
+    // A new goal of each learned task, one per task, and recall finds skills for them.
     expect(demo.recall.length).toBeGreaterThan(0);
+    expect(new Set(demo.recall.map((entry: { task: string }) => entry.task)).size).toBe(demo.recall.length);
+    expect(demo.recall.some((entry: { matches: unknown[] }) => entry.matches.length > 0)).toBe(true);
   }, 300_000);
 });

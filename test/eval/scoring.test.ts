@@ -129,7 +129,8 @@ describe('scoreRecall and scoreInSample', () => {
       ],
       owners,
     );
-    expect(scores).toEqual({ positives: 4, top1: 1, top2: 2, answered: 3, negatives: 2, falsePositives: 1 });
+    // grant has no owning skill: not covered.
+    expect(scores).toEqual({ positives: 4, covered: 3, top1: 1, top2: 2, answered: 3, negatives: 2, falsePositives: 1 });
   });
 
   it('counts a skill’s own goals that get it back first', () => {
@@ -169,16 +170,20 @@ describe('formatEvalReport', () => {
       familyRecall: { recurring: 2, recalled: 1, rate: 0.5, missed: ['deploy'] },
       heldout: {
         positives: 4,
+        covered: 2,
         top1: 1,
         top2: 2,
         answered: 3,
         top1Rate: 0.25,
         top2Rate: 0.5,
+        top1CoveredRate: 0.5,
+        top2CoveredRate: 1,
         negatives: 2,
         falsePositives: 1,
         falsePositiveRate: 0.5,
       },
       inSample: { goals: 4, top1: 3, rate: 0.75 },
+      recallScores: { inSample: [1, 1, 1, 0.4], heldoutCovered: [0.8, 0.3], negatives: [0.2, 0.5] },
       timings: { ingestMs: 1200, passesMs: 30_000, scoringMs: 800, totalMs: 32_000 },
     };
     const table = formatEvalReport(report);
@@ -186,6 +191,7 @@ describe('formatEvalReport', () => {
     expect(table).toMatch(/family recall \(one clean skill\)\s+1 \/ 2 = 50\.0 %/);
     expect(table).toMatch(/held-out recall top-1 \/ top-2\s+1 \/ 2 of 4 = 25\.0 % \/ 50\.0 %/);
     expect(table).toMatch(/held-out goals answered at all\s+3 \/ 4/);
+    expect(table).toMatch(/held-out top-1 \/ top-2 where the family has a skill\s+1 \/ 2 of 2 = 50\.0 % \/ 100\.0 %/);
     expect(table).toMatch(/false positives on negatives\s+1 \/ 2 = 50\.0 %/);
     expect(table).toMatch(/in-sample recall top-1\s+3 \/ 4 = 75\.0 %/);
     expect(table).toMatch(/time: ingest \/ passes \/ scoring \/ total\s+1\.2 s \/ 30\.0 s \/ 0\.8 s \/ 32\.0 s/);

@@ -11,6 +11,8 @@ import { createServices, type Services } from '../../src/app/services.ts';
 import { createWorker } from '../../workers/worker.ts';
 import type { TestDatabase } from './database.ts';
 import { testModelSettings } from './test-model.ts';
+import { defaultRecallThreshold } from '../../src/recall/recall-threshold.ts';
+import { testEmbeddingModel } from '../../src/embedding/model-pull.ts';
 
 /** Config for a pass over the real test model, with the LLM (when given) at a scripted loopback server. */
 export function synthesisTestConfig(overrides: { llmBaseUrl?: string; taskQueue: string; synthesis?: Partial<Config['synthesis']> }): Config {
@@ -26,6 +28,7 @@ export function synthesisTestConfig(overrides: { llmBaseUrl?: string; taskQueue:
       distiller: overrides.llmBaseUrl ? 'llm' : 'extractive',
       ...overrides.synthesis,
     },
+    recall: { threshold: defaultRecallThreshold(testEmbeddingModel.modelId)! },
     llm: { ...base.llm, baseUrl: overrides.llmBaseUrl, model: 'scripted', timeoutMs: 10_000 },
   };
 }

@@ -83,7 +83,7 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
 
     const matches = await recall(tenantId, 'Could you rotate the API key we use for payments?');
     expect(matches[0]).toMatchObject({ name: 'rotate-integration-api-key', revision: 1, toolsRequired: ROTATE_TOOLS });
-    expect(matches[0]!.score).toBeGreaterThanOrEqual(harness.config.synthesis.similarityTau);
+    expect(matches[0]!.score).toBeGreaterThanOrEqual(harness.config.recall.threshold);
     expect(matches[0]!.body).toContain('## Edge cases');
     expect(llm.requests.every((request) => request.temperature !== undefined && request.temperature <= 0.2)).toBe(true);
 
@@ -102,11 +102,11 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     expect(description.memo).toMatchObject({ tenantId, status: 'completed', added: 2, qualifying: 2, pending: 0 });
   });
 
-  it('recall precision: nothing below τ, nothing disabled', async () => {
+  it('recall precision: nothing below the recall threshold, nothing disabled', async () => {
     const tenantId = 'kpi-fires';
     expect(await recall(tenantId, 'What is the capital of Mongolia?')).toEqual([]);
     const all = await recall(tenantId, 'Rotate the payments API key');
-    expect(all.every((match) => match.score >= harness.config.synthesis.similarityTau)).toBe(true);
+    expect(all.every((match) => match.score >= harness.config.recall.threshold)).toBe(true);
     await setProcedureEnabled(database.pool, tenantId, 'rotate-integration-api-key', false);
     expect((await recall(tenantId, 'Rotate the payments API key')).map((match) => match.name)).not.toContain('rotate-integration-api-key');
     await setProcedureEnabled(database.pool, tenantId, 'rotate-integration-api-key', true);

@@ -8,9 +8,10 @@ import { createEmbedder } from '../../embedding/embedder.ts';
 import { EmbeddingModelUnavailable } from '../../embedding/embedding-errors.ts';
 import { pullModel, testEmbeddingModel } from '../../embedding/model-pull.ts';
 import { listProcedures } from '../../procedures/procedure-repository.ts';
+import type { Procedure } from '../../procedures/procedure.ts';
 import type { RecalledSkill } from '../../recall/recall.ts';
+import { defaultRecallThreshold } from '../../recall/recall-threshold.ts';
 import { ingestJsonlFile } from '../../runs/jsonl-ingest.ts';
-import { findRun } from '../../runs/run-repository.ts';
 import { generateRuns } from '../../runs/trace-generator.ts';
 import { createPool } from '../../store/database.ts';
 import type { CliContext } from '../context.ts';
@@ -21,7 +22,6 @@ import { formatPass, watchPass, workflowUiLink } from './synthesis.ts';
 export const SAMPLE_RUNS_FILE = fileURLToPath(new URL('../../demo/sample-runs.jsonl', import.meta.url));
 const SAMPLE_SEED = 7;
 const SAMPLE_RUNS = 200;
-const RECALL_EXAMPLES = 3;
 
 /**
  * What the demo changes in the configuration, each said out loud: a registry-shipped model when
@@ -32,6 +32,7 @@ async function demoConfiguration(config: Config, log: (message: string) => void)
   const notes: string[] = [];
   let embedding = config.embedding;
   let synthesis = config.synthesis;
+  let recall = config.recall;
   try {
     await createEmbedder(embedding);
   } catch (error) {
@@ -53,9 +54,11 @@ async function demoConfiguration(config: Config, log: (message: string) => void)
       clusterGoalWeight: clustering.goalWeight,
       clusterToolTau: clustering.toolTau,
     };
+    recall = { threshold: defaultRecallThreshold(testEmbeddingModel.modelId)! };
     notes.push(
       `note: the configured embedding model ${config.embedding.model} is not available here, so this demo uses the ` +
         `registry-shipped ${testEmbeddingModel.modelId} (${testEmbeddingModel.dimension}-d) at its measured τ = ${testEmbeddingModel.similarityTau} ` +
+        `and recall threshold ${recall.threshold} ` +
         'instead; production passes never substitute a model',
     );
   }
@@ -63,18 +66,27 @@ async function demoConfiguration(config: Config, log: (message: string) => void)
     synthesis = { ...synthesis, distiller: 'extractive' };
     notes.push('note: no LLM is configured (SKILLSMITH_LLM_BASE_URL), so this demo distils with the extractive distiller');
   }
-  return { config: { ...config, embedding, synthesis }, notes };
+  return { config: { ...config, embedding, synthesis, recall }, notes };
 }
 
-/** A goal the sample does not contain: a fresh paraphrase from the task family of a learned skill. */
-async function freshGoalFor(pool: Awaited<ReturnType<CliContext['openPool']>>, tenantId: string, runId: string): Promise<string | undefined> {
+/**
+ * One new goal per task the pass learned: for each task family of the sample that a live skill was
+ * learned from, a fresh paraphrase the sample does not contain.
+ */
+function freshGoalsOfLearnedTasks(procedures: readonly Procedure[]): Array<{ goal: string; task: string; learnedFrom: string }> {
   const sample = generateRuns({ seed: SAMPLE_SEED, runs: SAMPLE_RUNS });
-  const family = sample.find((run) => run.report.runId === runId)?.family;
-  if (!family) return (await findRun(pool, tenantId, runId))?.goal;
+  const familyOf = new Map(sample.map((run) => [run.report.runId, run.family]));
   const known = new Set(sample.map((run) => run.report.goal));
-  return generateRuns({ seed: 2027, runs: 40, families: [family], distractorRate: 0 })
-    .map((run) => run.report.goal)
-    .find((goal) => !known.has(goal));
+  const goals = new Map<string, { goal: string; task: string; learnedFrom: string }>();
+  for (const procedure of procedures) {
+    const family = procedure.provenance.from_sessions.map((runId) => familyOf.get(runId)).find((id) => id !== undefined && id !== null);
+    if (!family || goals.has(family)) continue;
+    const goal = generateRuns({ seed: 2027, runs: 40, families: [family], distractorRate: 0 })
+      .map((run) => run.report.goal)
+      .find((candidate) => !known.has(candidate));
+    if (goal) goals.set(family, { goal, task: family, learnedFrom: procedure.name });
+  }
+  return [...goals.values()];
 }
 
 export function registerDemoCommands(program: Command, context: CliContext): void {
@@ -103,12 +115,11 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
         const pass = json ? await passResult(handle) : await watchPass(handle);
 
         const procedures = await listProcedures(pool, tenant);
-        // Recall for new goals (paraphrases the sample does not contain) of the tasks just learned.
+        // Recall for a new goal (a paraphrase the sample does not contain) of each task just learned.
         const { recall } = createServices(config, pool, { logger: context.logger });
-        const recalls: Array<{ goal: string; learnedFrom: string; matches: RecalledSkill[] }> = [];
-        for (const learned of procedures.filter((procedure) => procedure.enabled && procedure.supersededBy === null).slice(0, RECALL_EXAMPLES)) {
-          const goal = await freshGoalFor(pool, tenant, learned.provenance.from_sessions[0]!);
-          if (goal) recalls.push({ goal, learnedFrom: learned.name, matches: await recall(tenant, { goal, topK: 2 }) });
+        const recalls: Array<{ goal: string; task: string; learnedFrom: string; matches: RecalledSkill[] }> = [];
+        for (const fresh of freshGoalsOfLearnedTasks(procedures.filter((procedure) => procedure.enabled && procedure.supersededBy === null))) {
+          recalls.push({ ...fresh, matches: await recall(tenant, { goal: fresh.goal, topK: 2 }) });
         }
 
         context.output.result(
@@ -139,10 +150,12 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
                 (procedure) => `  ${procedure.name}@${procedure.revision}  ${procedure.successCount}/${procedure.attemptCount} ok  ${procedure.toolsRequired.join(' → ')}`,
               ),
               '',
-              recalls.length ? `recall for new goals of the tasks learned (τ = ${config.synthesis.similarityTau}):` : 'recall: nothing learned, nothing to recall',
+              recalls.length
+                ? `recall for a new goal of each task learned (recall threshold ${config.recall.threshold}):`
+                : 'recall: nothing learned, nothing to recall',
               ...recalls.map(
                 ({ goal, learnedFrom, matches }) =>
-                  `  "${goal}" (a ${learnedFrom} task)\n    → ${
+                  `  "${goal}" (new; the task ${learnedFrom} was learned from)\n    → ${
                     matches.length ? matches.map((match) => `${match.name}@${match.revision} (score ${match.score.toFixed(3)})`).join(', ') : 'no match'
                   }`,
               ),

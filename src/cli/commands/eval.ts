@@ -68,7 +68,7 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
             pool,
             runPass: async (tenant) =>
               watchPass(await startSynthesisPass(client, { tenantId: tenant, full: true, taskQueue: config.temporal.taskQueue })),
-            recall: async (tenant, goal) => (await services.recall(tenant, { goal, topK: 2 })).map((match) => match.name),
+            recall: async (tenant, goal) => (await services.recall(tenant, { goal, topK: 2 })).map(({ name, score }) => ({ name, score })),
             progress: say,
           },
           {
@@ -80,6 +80,7 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
             settings: {
               embeddingModel: config.embedding.model,
               similarityTau: config.synthesis.similarityTau,
+              recallThreshold: config.recall.threshold,
               linkage: config.synthesis.linkage,
               distiller: config.synthesis.distiller,
               minOccurrences: config.synthesis.minOccurrences,

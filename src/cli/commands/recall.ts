@@ -15,17 +15,20 @@ export function registerRecallCommands(program: Command, context: CliContext): v
 
   program
     .command('recall <goal>')
-    .description('the learned skills matching a goal (enabled, not superseded, cosine ≥ τ)')
+    .description('the learned skills for a goal: enabled, not superseded, matching its learned goals or description at the recall threshold')
     .option('--top-k <k>', 'at most this many', '2')
     .action(async (goal: string, options: { topK: string }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
-      const matches = await (await context.services()).recall(tenant, { goal, topK: options.topK });
+      const services = await context.services();
+      const matches = await services.recall(tenant, { goal, topK: options.topK });
+      // Its use (last_used_at) is written before the process ends.
+      await services.recallUsage.flush();
       context.output.result(json, { goal, matches }, () =>
         matches.length
           ? matches
               .map((match) => `${match.name}@${match.revision}  score ${match.score.toFixed(3)}  tools ${match.toolsRequired.join(', ')}\n${match.whenToUse}\n\n${match.body}`)
               .join('\n\n---\n\n')
-          : `no learned skill matches (τ = ${config.synthesis.similarityTau})`,
+          : `no learned skill matches (recall threshold ${config.recall.threshold})`,
       );
     });
 

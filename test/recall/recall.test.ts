@@ -1,0 +1,189 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { negativeHeldout } from '../../bench/corpora/negative-goals.ts';
+import { embedMissingGoals } from '../../src/embedding/embed-goals.ts';
+import { createEmbedder, type Embedder } from '../../src/embedding/embedder.ts';
+import { countProcedureGoalVectors, searchRecallVectors, storeLearnedGoalVectors } from '../../src/procedures/procedure-goal-vector-repository.ts';
+import { countProcedureRuns, findProcedureByName, insertProcedure, markSuperseded, setProcedureEnabled } from '../../src/procedures/procedure-repository.ts';
+import { recallSkill, TRUNCATION_MARKER, type RecallDependencies } from '../../src/recall/recall.ts';
+import { defaultRecallThreshold } from '../../src/recall/recall-threshold.ts';
+import { createRecallUsage } from '../../src/recall/recall-usage.ts';
+import { runReportSchema } from '../../src/runs/run-report.ts';
+import { upsertRuns } from '../../src/runs/run-repository.ts';
+import { serializeSkillDocument } from '../../src/skills/skill-format.ts';
+import { withTransaction } from '../../src/store/database.ts';
+import { createSkillRepository } from '../../src/store/skill-repository.ts';
+import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { requireTestModel, testModelSettings } from '../support/test-model.ts';
+
+/** A fixed corpus: three procedures, each learned from three runs whose goals say the same job in different words. */
+const corpus = [
+  {
+    name: 'deploy-service',
+    whenToUse: 'Deploy a service build to an environment and check that it is healthy.',
+    tools: ['ci.build', 'deploy.run', 'deploy.status'],
+    goals: ['deploy billing-api to staging', 'ship the checkout service to production', 'roll out the search service build to the canary cluster'],
+    fresh: 'deploy the notifications service to staging',
+  },
+  {
+    name: 'rotate-credentials',
+    whenToUse: 'Rotate a credential: issue a new secret, store it in the vault, revoke the old one.',
+    tools: ['vault.issue', 'vault.store', 'vault.revoke'],
+    goals: ['rotate the API key for the payments integration', 'renew the expired database password', 'replace the leaked token for the github integration'],
+    fresh: 'the stripe api key leaked, rotate it',
+  },
+  {
+    name: 'summarize-incidents',
+    whenToUse: 'Summarise the incidents of a period for an on-call handover.',
+    tools: ['incidents.list', 'incidents.read', 'notes.write'],
+    goals: ["summarise last night's incidents for the on-call handover", 'write up the outages from this week', 'give me a digest of the pages we got over the weekend'],
+    fresh: 'summarize the incidents from yesterday for the handover',
+  },
+] as const;
+
+const LONG_BODY = `# Deploy\n\n${'1. Build, deploy and verify the service; roll back when the health check fails.\n'.repeat(40)}`;
+
+function runReport(tenantId: string, runId: string, goal: string, tools: readonly string[]) {
+  return runReportSchema.parse({
+    tenantId,
+    agentId: 'agent',
+    runId,
+    goal,
+    status: 'completed',
+    startedAt: '2026-01-01T00:00:00Z',
+    completedAt: '2026-01-01T00:01:00Z',
+    toolCalls: tools.map((tool) => ({ tool, success: true })),
+  });
+}
+
+describe('recall_skill: a procedure found by what it is for', () => {
+  let database: TestDatabase;
+  let embedder: Embedder;
+  let deps: RecallDependencies;
+  const tenantId = 'acme';
+  const threshold = defaultRecallThreshold('sentence-transformers/all-MiniLM-L6-v2')!;
+
+  async function learn(tenant: string, procedure: (typeof corpus)[number], body: string) {
+    const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'MIT' });
+    const document = serializeSkillDocument(
+      { name: procedure.name, version: '1.0.0', description: procedure.whenToUse, requiredTools: [...procedure.tools], license: 'MIT' },
+      body,
+    );
+    const revision = await skills.install(tenant, { directoryName: procedure.name, files: new Map([['SKILL.md', new TextEncoder().encode(document)]]) }, { source: 'operator' });
+    const [whenToUse] = await embedder.embed([procedure.whenToUse], 'goal');
+    const runIds = procedure.goals.map((_, index) => `${procedure.name}-${index + 1}`);
+    await withTransaction(database.pool, async (client) => {
+      const stored = await insertProcedure(client, tenant, {
+        skillId: revision.skillId,
+        name: procedure.name,
+        revision: revision.revision,
+        whenToUse: procedure.whenToUse,
+        toolSequence: procedure.tools.map((tool) => ({ tool, argumentNames: [] })),
+        toolsRequired: [...procedure.tools],
+        successCount: 0,
+        attemptCount: 0,
+        fromSessions: [],
+        embedding: whenToUse!,
+        embeddingModel: embedder.modelId,
+      });
+      await countProcedureRuns(client, tenant, stored.id, 'pass-1', runIds.map((runId) => ({ runId, success: true })), embedder.modelId);
+      await storeLearnedGoalVectors(client, tenant, stored.id, embedder.modelId);
+    });
+  }
+
+  beforeAll(async () => {
+    await requireTestModel();
+    database = await openTestDatabase();
+    embedder = await createEmbedder(testModelSettings());
+    deps = { pool: database.pool, embedder, threshold };
+    for (const tenant of [tenantId, 'globex']) {
+      const procedures = tenant === tenantId ? corpus : corpus.slice(2);
+      await upsertRuns(
+        database.pool,
+        tenant,
+        procedures.flatMap((procedure) => procedure.goals.map((goal, index) => runReport(tenant, `${procedure.name}-${index + 1}`, goal, procedure.tools))),
+      );
+      await embedMissingGoals(database.pool, embedder, tenant, { pageSize: 32 });
+      for (const procedure of procedures) await learn(tenant, procedure, procedure.name === 'deploy-service' ? LONG_BODY : `# ${procedure.name}\n\n1. Do it.\n`);
+    }
+  });
+
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('stores one recall vector per learned goal plus the when_to_use', async () => {
+    const procedure = await findProcedureByName(database.pool, tenantId, 'rotate-credentials');
+    expect(await countProcedureGoalVectors(database.pool, tenantId, procedure!.id, embedder.modelId)).toBe(4);
+  });
+
+  it('recalls a new goal of each task first, at the calibrated threshold, with the contract fields', async () => {
+    for (const procedure of corpus) {
+      const matches = await recallSkill(deps, tenantId, { goal: procedure.fresh });
+      expect(matches[0], procedure.fresh).toMatchObject({ name: procedure.name, whenToUse: procedure.whenToUse, toolsRequired: [...procedure.tools], revision: 1 });
+      expect(matches[0]!.score).toBeGreaterThanOrEqual(threshold);
+      expect(matches.length).toBeLessThanOrEqual(2);
+      expect(Object.keys(matches[0]!).sort()).toEqual(['body', 'name', 'revision', 'score', 'toolsRequired', 'whenToUse']);
+    }
+  });
+
+  it('returns nothing for unrelated goals', async () => {
+    const negatives = (await negativeHeldout()).slice(0, 10).map((line) => line.goal);
+    for (const goal of negatives) expect(await recallSkill(deps, tenantId, { goal }), goal).toEqual([]);
+  });
+
+  it('fuses the full-text match by reciprocal rank', async () => {
+    // "leaked" and "token" occur only in a goal rotate-credentials was learned from.
+    const [embedding] = await embedder.embed(['the leaked token'], 'goal');
+    const [first] = await searchRecallVectors(
+      database.pool,
+      tenantId,
+      { embedding: embedding!, modelId: embedder.modelId, text: 'the leaked token' },
+      { threshold: 0, limit: 3, bodyChars: 1500 },
+    );
+    expect(first!.name).toBe('rotate-credentials');
+    // First in both lists: 1/(60 + 1) from each.
+    expect(first!.fused).toBeCloseTo(2 / 61, 6);
+    const [withoutWords] = await searchRecallVectors(
+      database.pool,
+      tenantId,
+      { embedding: embedding!, modelId: embedder.modelId, text: 'zzz' },
+      { threshold: 0, limit: 3, bodyChars: 1500 },
+    );
+    expect(withoutWords!.fused).toBeCloseTo(1 / 61, 6);
+  });
+
+  it('cuts a body at 1,500 characters with the marker', async () => {
+    const [deploy] = await recallSkill(deps, tenantId, { goal: corpus[0].fresh });
+    expect(deploy!.body).toBe(`${LONG_BODY.slice(0, 1500)}${TRUNCATION_MARKER}`);
+  });
+
+  it("filters by tenant: another tenant's procedures are never returned", async () => {
+    expect(await recallSkill(deps, 'globex', { goal: corpus[0].fresh })).toEqual([]);
+    expect((await recallSkill(deps, 'globex', { goal: corpus[2].fresh })).map((match) => match.name)).toEqual(['summarize-incidents']);
+    expect(await recallSkill(deps, 'initech', { goal: corpus[2].fresh })).toEqual([]);
+  });
+
+  it('never returns a disabled or superseded procedure', async () => {
+    const goal = corpus[1].fresh;
+    await setProcedureEnabled(database.pool, tenantId, 'rotate-credentials', false);
+    expect((await recallSkill({ ...deps, threshold: 0 }, tenantId, { goal, topK: 5 })).map((match) => match.name)).not.toContain('rotate-credentials');
+    await setProcedureEnabled(database.pool, tenantId, 'rotate-credentials', true);
+    expect((await recallSkill(deps, tenantId, { goal }))[0]!.name).toBe('rotate-credentials');
+
+    const rotate = await findProcedureByName(database.pool, 'globex', 'summarize-incidents');
+    const other = await findProcedureByName(database.pool, tenantId, 'summarize-incidents');
+    await withTransaction(database.pool, (client) => markSuperseded(client, 'globex', rotate!.id, other!.id));
+    expect(await recallSkill({ ...deps, threshold: 0 }, 'globex', { goal: corpus[2].fresh, topK: 5 })).toEqual([]);
+  });
+
+  it('records use off the request path: last_used_at is written when the batch flushes', async () => {
+    const errors: unknown[] = [];
+    const usage = createRecallUsage(database.pool, { delayMs: 60_000, onError: (error) => errors.push(error) });
+    const before = await findProcedureByName(database.pool, tenantId, 'deploy-service');
+    await recallSkill({ ...deps, usage }, tenantId, { goal: corpus[0].fresh, topK: 1 });
+    expect((await findProcedureByName(database.pool, tenantId, 'deploy-service'))!.lastUsedAt).toEqual(before!.lastUsedAt);
+    await usage.flush();
+    expect((await findProcedureByName(database.pool, tenantId, 'deploy-service'))!.lastUsedAt).not.toBeNull();
+    expect(errors).toEqual([]);
+  });
+});
