@@ -35,7 +35,8 @@ const highestNegative = Math.max(...pooled.negatives);
 const heldoutLow = quantile(pooled.heldoutCovered, HELDOUT_QUANTILE);
 const threshold = round(heldoutLow > highestNegative ? (highestNegative + heldoutLow) / 2 : highestNegative + NEGATIVE_MARGIN);
 
-const share = (values: readonly number[]) => (values.length === 0 ? 0 : round(values.filter((value) => value >= threshold).length / values.length));
+const share = (values: readonly number[]) =>
+  values.length === 0 ? 0 : round(values.filter((value) => value >= threshold).length / values.length);
 const summary = (values: readonly number[]) => ({
   n: values.length,
   min: round(Math.min(...values)),
@@ -47,7 +48,11 @@ process.stdout.write(
   `${JSON.stringify(
     {
       model: reports.map((report) => report.settings.embeddingModel),
-      distributions: { inSample: summary(pooled.inSample), heldoutCovered: summary(pooled.heldoutCovered), negatives: summary(pooled.negatives) },
+      distributions: {
+        inSample: summary(pooled.inSample),
+        heldoutCovered: summary(pooled.heldoutCovered),
+        negatives: summary(pooled.negatives),
+      },
       rule: { highestNegative: round(highestNegative), heldoutP5: round(heldoutLow) },
       threshold,
       atThreshold: files.map((file, index) => ({

@@ -113,7 +113,12 @@ const RRF_K = 60;
  * number of rows matching every lexeme of the goal: ranking every row that shares one common word
  * with the goal would cost time in proportion to the tenant's size.
  */
-export async function searchRecallVectors(db: Queryable, tenantId: string, query: RecallQuery, options: RecallSearchOptions): Promise<RecallMatch[]> {
+export async function searchRecallVectors(
+  db: Queryable,
+  tenantId: string,
+  query: RecallQuery,
+  options: RecallSearchOptions,
+): Promise<RecallMatch[]> {
   const d = checkedDimension(query.embedding.length);
   const { rows } = await db.query<{
     id: string;
@@ -183,7 +188,15 @@ export async function searchRecallVectors(db: Queryable, tenantId: string, query
        -- The exact revision the procedure records, archived or not.
        JOIN skill_revisions r ON r.tenant_id = $1 AND r.skill_id = k.skill_id AND r.revision = k.revision
       ORDER BY k.fused DESC, k.similarity DESC, k.name`,
-    values: [tenantId, pgvector.toSql(Array.from(query.embedding)), query.text, query.modelId, options.threshold, options.limit, options.bodyChars],
+    values: [
+      tenantId,
+      pgvector.toSql(Array.from(query.embedding)),
+      query.text,
+      query.modelId,
+      options.threshold,
+      options.limit,
+      options.bodyChars,
+    ],
   });
   return rows.map((row) => ({
     id: row.id,

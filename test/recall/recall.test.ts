@@ -2,8 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { negativeHeldout } from '../../bench/corpora/negative-goals.ts';
 import { embedMissingGoals } from '../../src/embedding/embed-goals.ts';
 import { createEmbedder, type Embedder } from '../../src/embedding/embedder.ts';
-import { countProcedureGoalVectors, searchRecallVectors, storeLearnedGoalVectors } from '../../src/procedures/procedure-goal-vector-repository.ts';
-import { countProcedureRuns, findProcedureByName, insertProcedure, markSuperseded, setProcedureEnabled } from '../../src/procedures/procedure-repository.ts';
+import {
+  countProcedureGoalVectors,
+  searchRecallVectors,
+  storeLearnedGoalVectors,
+} from '../../src/procedures/procedure-goal-vector-repository.ts';
+import {
+  countProcedureRuns,
+  findProcedureByName,
+  insertProcedure,
+  markSuperseded,
+  setProcedureEnabled,
+} from '../../src/procedures/procedure-repository.ts';
 import { recallSkill, TRUNCATION_MARKER, type RecallDependencies } from '../../src/recall/recall.ts';
 import { defaultRecallThreshold } from '../../src/recall/recall-threshold.ts';
 import { createRecallUsage } from '../../src/recall/recall-usage.ts';
@@ -21,21 +31,33 @@ const corpus = [
     name: 'deploy-service',
     whenToUse: 'Deploy a service build to an environment and check that it is healthy.',
     tools: ['ci.build', 'deploy.run', 'deploy.status'],
-    goals: ['deploy billing-api to staging', 'ship the checkout service to production', 'roll out the search service build to the canary cluster'],
+    goals: [
+      'deploy billing-api to staging',
+      'ship the checkout service to production',
+      'roll out the search service build to the canary cluster',
+    ],
     fresh: 'deploy the notifications service to staging',
   },
   {
     name: 'rotate-credentials',
     whenToUse: 'Rotate a credential: issue a new secret, store it in the vault, revoke the old one.',
     tools: ['vault.issue', 'vault.store', 'vault.revoke'],
-    goals: ['rotate the API key for the payments integration', 'renew the expired database password', 'replace the leaked token for the github integration'],
+    goals: [
+      'rotate the API key for the payments integration',
+      'renew the expired database password',
+      'replace the leaked token for the github integration',
+    ],
     fresh: 'the stripe api key leaked, rotate it',
   },
   {
     name: 'summarize-incidents',
     whenToUse: 'Summarise the incidents of a period for an on-call handover.',
     tools: ['incidents.list', 'incidents.read', 'notes.write'],
-    goals: ["summarise last night's incidents for the on-call handover", 'write up the outages from this week', 'give me a digest of the pages we got over the weekend'],
+    goals: [
+      "summarise last night's incidents for the on-call handover",
+      'write up the outages from this week',
+      'give me a digest of the pages we got over the weekend',
+    ],
     fresh: 'summarize the incidents from yesterday for the handover',
   },
 ] as const;
@@ -68,7 +90,11 @@ describe('recall_skill: a procedure found by what it is for', () => {
       { name: procedure.name, version: '1.0.0', description: procedure.whenToUse, requiredTools: [...procedure.tools], license: 'MIT' },
       body,
     );
-    const revision = await skills.install(tenant, { directoryName: procedure.name, files: new Map([['SKILL.md', new TextEncoder().encode(document)]]) }, { source: 'operator' });
+    const revision = await skills.install(
+      tenant,
+      { directoryName: procedure.name, files: new Map([['SKILL.md', new TextEncoder().encode(document)]]) },
+      { source: 'operator' },
+    );
     const [whenToUse] = await embedder.embed([procedure.whenToUse], 'goal');
     const runIds = procedure.goals.map((_, index) => `${procedure.name}-${index + 1}`);
     await withTransaction(database.pool, async (client) => {
@@ -85,7 +111,14 @@ describe('recall_skill: a procedure found by what it is for', () => {
         embedding: whenToUse!,
         embeddingModel: embedder.modelId,
       });
-      await countProcedureRuns(client, tenant, stored.id, 'pass-1', runIds.map((runId) => ({ runId, success: true })), embedder.modelId);
+      await countProcedureRuns(
+        client,
+        tenant,
+        stored.id,
+        'pass-1',
+        runIds.map((runId) => ({ runId, success: true })),
+        embedder.modelId,
+      );
       await storeLearnedGoalVectors(client, tenant, stored.id, embedder.modelId);
     });
   }
@@ -100,10 +133,13 @@ describe('recall_skill: a procedure found by what it is for', () => {
       await upsertRuns(
         database.pool,
         tenant,
-        procedures.flatMap((procedure) => procedure.goals.map((goal, index) => runReport(tenant, `${procedure.name}-${index + 1}`, goal, procedure.tools))),
+        procedures.flatMap((procedure) =>
+          procedure.goals.map((goal, index) => runReport(tenant, `${procedure.name}-${index + 1}`, goal, procedure.tools)),
+        ),
       );
       await embedMissingGoals(database.pool, embedder, tenant, { pageSize: 32 });
-      for (const procedure of procedures) await learn(tenant, procedure, procedure.name === 'deploy-service' ? LONG_BODY : `# ${procedure.name}\n\n1. Do it.\n`);
+      for (const procedure of procedures)
+        await learn(tenant, procedure, procedure.name === 'deploy-service' ? LONG_BODY : `# ${procedure.name}\n\n1. Do it.\n`);
     }
   });
 
@@ -119,7 +155,12 @@ describe('recall_skill: a procedure found by what it is for', () => {
   it('recalls a new goal of each task first, at the calibrated threshold, with the contract fields', async () => {
     for (const procedure of corpus) {
       const matches = await recallSkill(deps, tenantId, { goal: procedure.fresh });
-      expect(matches[0], procedure.fresh).toMatchObject({ name: procedure.name, whenToUse: procedure.whenToUse, toolsRequired: [...procedure.tools], revision: 1 });
+      expect(matches[0], procedure.fresh).toMatchObject({
+        name: procedure.name,
+        whenToUse: procedure.whenToUse,
+        toolsRequired: [...procedure.tools],
+        revision: 1,
+      });
       expect(matches[0]!.score).toBeGreaterThanOrEqual(threshold);
       expect(matches.length).toBeLessThanOrEqual(2);
       expect(Object.keys(matches[0]!).sort()).toEqual(['body', 'name', 'revision', 'score', 'toolsRequired', 'whenToUse']);
@@ -166,7 +207,9 @@ describe('recall_skill: a procedure found by what it is for', () => {
   it('never returns a disabled or superseded procedure', async () => {
     const goal = corpus[1].fresh;
     await setProcedureEnabled(database.pool, tenantId, 'rotate-credentials', false);
-    expect((await recallSkill({ ...deps, threshold: 0 }, tenantId, { goal, topK: 5 })).map((match) => match.name)).not.toContain('rotate-credentials');
+    expect((await recallSkill({ ...deps, threshold: 0 }, tenantId, { goal, topK: 5 })).map((match) => match.name)).not.toContain(
+      'rotate-credentials',
+    );
     await setProcedureEnabled(database.pool, tenantId, 'rotate-credentials', true);
     expect((await recallSkill(deps, tenantId, { goal }))[0]!.name).toBe('rotate-credentials');
 
