@@ -11,6 +11,7 @@ import type { PassProgress } from '../../src/synthesis/pass-contract.ts';
 import type { PassRecord } from '../../src/synthesis/pass-record.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { requireTestModel, testModelDir } from '../support/test-model.ts';
+import { until } from '../support/until.ts';
 
 const bin = fileURLToPath(new URL('../../bin/skillsmith.js', import.meta.url));
 
@@ -20,16 +21,6 @@ function startWorkerProcess(env: Record<string, string>): ChildProcess {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLSMITH_LOG_LEVEL: 'warn', NODE_NO_WARNINGS: '1', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`timed out waiting for ${what}`);
 }
 
 const kill = (worker: ChildProcess) =>
@@ -92,7 +83,7 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
     await until('the embed step to be writing', async () => {
       const { rows } = await database.pool.query(`SELECT count(*)::int AS n FROM goal_embeddings WHERE tenant_id = 'durable'`);
       return rows[0].n > 0 ? true : undefined;
-    });
+    }, { timeoutMs: 120_000, retryErrors: true });
     await kill(workers[0]!);
     const embeddedAtKill = (await database.pool.query(`SELECT count(*)::int AS n FROM goal_embeddings WHERE tenant_id = 'durable'`)).rows[0].n;
     expect(embeddedAtKill).toBeLessThan(2000);
@@ -101,7 +92,7 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
     await until('a cluster to be installed', async () => {
       const progress: PassProgress = await queryPassProgress(handle);
       return progress.stage === 'distilling' && progress.clustersDone >= 1 ? true : undefined;
-    }, 180_000);
+    }, { timeoutMs: 180_000, retryErrors: true });
     await kill(workers[1]!);
 
     workers.push(startWorkerProcess(env));
@@ -152,13 +143,13 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
       const recorded = await until('the run to be recorded', async () => {
         const { rows } = await database.pool.query(`SELECT content_sha256 FROM runs WHERE tenant_id = 'reviews' AND run_id = $1`, [runId]);
         return rows[0]?.content_sha256 as string | undefined;
-      });
+      }, { timeoutMs: 120_000, retryErrors: true });
       await kill(first);
       workers.push(startWorkerProcess(reviewEnv));
       const review = await until('the review to finish', async () => {
         const { rows } = await database.pool.query(`SELECT status, decision FROM reviews WHERE tenant_id = 'reviews' AND run_id = $1`, [runId]);
         return rows[0] && rows[0].status !== 'running' ? rows[0] : undefined;
-      }, 180_000);
+      }, { timeoutMs: 180_000, retryErrors: true });
       expect(review).toEqual({ status: 'completed', decision: 'none' });
       const counts = await database.pool.query(
         `SELECT (SELECT count(*)::int FROM reviews WHERE tenant_id = 'reviews') AS reviews,

@@ -4,9 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Services } from '../../src/app/services.ts';
 import { SYNC_MANIFEST_FILE, syncSkillDirectory } from '../../src/skills/skill-directory-sync.ts';
-import { createSkillRepository, type SkillRepository } from '../../src/store/skill-repository.ts';
-import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import type { SkillRepository } from '../../src/store/skill-repository.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { openTestServices } from '../support/test-services.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
 
 const run = promisify(execFile);
@@ -15,8 +17,9 @@ let skills: SkillRepository;
 let scratch: string;
 
 beforeAll(async () => {
-  database = await openTestDatabase();
-  skills = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
+  let services: Services;
+  ({ database, services } = await openTestServices());
+  skills = services.skills;
   scratch = await mkdtemp(join(tmpdir(), 'skillsmith-agents-'));
 });
 

@@ -1,14 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApprovals, type Approvals } from '../../src/authoring/approvals.ts';
+import type { Services } from '../../src/app/services.ts';
+import type { Approvals } from '../../src/authoring/approvals.ts';
 import { ApprovalExpired, ApprovalNotFound, ApprovalNotPending, SkillAuthoringDenied } from '../../src/authoring/authoring-errors.ts';
 import { createSkillManage, type SkillManage } from '../../src/authoring/skill-manage.ts';
 import { type SkillManageResult } from '../../src/authoring/skill-manage-contract.ts';
 import { SkillNotFound, SkillRevisionConflict } from '../../src/skills/skill-errors.ts';
 import { findApproval, listApprovals } from '../../src/authoring/approval-repository.ts';
 import { listSkillEvents, recordSkillEvent } from '../../src/store/skill-event-repository.ts';
-import { createSkillRepository, type SkillRepository } from '../../src/store/skill-repository.ts';
+import type { SkillRepository } from '../../src/store/skill-repository.ts';
 import { runSkillsmith } from '../support/cli.ts';
-import { countSkillRows, openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { countSkillRows, type TestDatabase } from '../support/database.ts';
+import { openTestServices } from '../support/test-services.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
 import { createRequest, skillMd, trustedContext } from '../authoring/authoring-fixtures.ts';
 
@@ -18,15 +20,11 @@ let skills: SkillManage;
 let approvals: Approvals;
 
 beforeAll(async () => {
-  database = await openTestDatabase();
-  repository = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
-  skills = createSkillManage({
-    pool: database.pool,
-    repository,
-    defaultLicense: 'Apache-2.0',
-    settings: { enabled: true, approvalProfile: 'skill_authoring' },
-  });
-  approvals = createApprovals({ pool: database.pool, repository, ttlHours: 72 });
+  let services: Services;
+  ({ database, services } = await openTestServices({ enabled: true, approvalProfile: 'skill_authoring', approvalTtlHours: 72 }));
+  repository = services.skills;
+  skills = services.skillManage;
+  approvals = services.approvals;
 });
 
 afterAll(async () => {

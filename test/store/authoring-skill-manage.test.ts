@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Services } from '../../src/app/services.ts';
 import {
   SkillAuthoringDenied,
   SkillAuthoringDisabled,
@@ -11,8 +12,9 @@ import { SkillNotFound, SkillProvenanceInvalid, SkillRevisionConflict } from '..
 import { SkillNameNotUnique } from '../../src/skills/validation-errors.ts';
 import { listSkillEvents } from '../../src/store/skill-event-repository.ts';
 import { findSkillManageInvocation } from '../../src/authoring/skill-manage-invocation-repository.ts';
-import { createSkillRepository, type SkillRepository } from '../../src/store/skill-repository.ts';
-import { countSkillRows, openTestDatabase, type TestDatabase } from '../support/database.ts';
+import type { SkillRepository } from '../../src/store/skill-repository.ts';
+import { countSkillRows, type TestDatabase } from '../support/database.ts';
+import { openTestServices } from '../support/test-services.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
 import { createRequest, skillMd, trustedContext } from '../authoring/authoring-fixtures.ts';
 
@@ -22,14 +24,10 @@ let skills: SkillManage;
 const decoder = new TextDecoder();
 
 beforeAll(async () => {
-  database = await openTestDatabase();
-  repository = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
-  skills = createSkillManage({
-    pool: database.pool,
-    repository,
-    defaultLicense: 'Apache-2.0',
-    settings: { enabled: true, approvalProfile: 'none' },
-  });
+  let services: Services;
+  ({ database, services } = await openTestServices({ enabled: true, approvalProfile: 'none' }));
+  repository = services.skills;
+  skills = services.skillManage;
 });
 
 afterAll(async () => {

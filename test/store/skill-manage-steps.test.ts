@@ -1,22 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Services } from '../../src/app/services.ts';
 import { SkillAuthoringDenied, SkillManageInvocationReused } from '../../src/authoring/authoring-errors.ts';
 import { parseManageInvocation } from '../../src/authoring/skill-manage-contract.ts';
 import { findReplay } from '../../src/authoring/skill-manage-idempotency.ts';
 import { conflict, createSkillManage, deny } from '../../src/authoring/skill-manage.ts';
 import { SkillNotFound, SkillRevisionConflict } from '../../src/skills/skill-errors.ts';
 import { listSkillEvents } from '../../src/store/skill-event-repository.ts';
-import { createSkillRepository, type SkillRepository } from '../../src/store/skill-repository.ts';
+import type { SkillRepository } from '../../src/store/skill-repository.ts';
 import { createRequest, trustedContext } from '../authoring/authoring-fixtures.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
-import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import type { TestDatabase } from '../support/database.ts';
+import { openTestServices } from '../support/test-services.ts';
 
 /** The steps of skill_manage that read or write the database, each on its own against real Postgres. */
 let database: TestDatabase;
 let repository: SkillRepository;
 
 beforeAll(async () => {
-  database = await openTestDatabase();
-  repository = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
+  let services: Services;
+  ({ database, services } = await openTestServices());
+  repository = services.skills;
 });
 
 afterAll(async () => {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Services } from '../../src/app/services.ts';
 import { createPackageArchive, contentSha256 } from '../../src/skills/package-archive.ts';
 import {
   SkillNotFound,
@@ -10,16 +11,18 @@ import {
 } from '../../src/skills/skill-errors.ts';
 import { SkillNameNotUnique, SkillPackagePathEscape, SkillVersionInvalid } from '../../src/skills/validation-errors.ts';
 import { openSkillPackageMember } from '../../src/store/skill-package-store.ts';
-import { createSkillRepository, type SkillRepository } from '../../src/store/skill-repository.ts';
-import { countSkillRows, openTestDatabase, type TestDatabase } from '../support/database.ts';
+import type { SkillRepository } from '../../src/store/skill-repository.ts';
+import { countSkillRows, type TestDatabase } from '../support/database.ts';
+import { openTestServices } from '../support/test-services.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
 
 let database: TestDatabase;
 let repository: SkillRepository;
 
 beforeAll(async () => {
-  database = await openTestDatabase();
-  repository = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
+  let services: Services;
+  ({ database, services } = await openTestServices());
+  repository = services.skills;
 });
 
 afterAll(async () => {

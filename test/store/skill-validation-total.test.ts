@@ -3,19 +3,22 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Services } from '../../src/app/services.ts';
 import { serializeSkillDocument } from '../../src/skills/skill-format.ts';
 import { readPackageDirectory, type SkillPackage } from '../../src/skills/skill-package.ts';
 import { SkillValidationError } from '../../src/skills/validation-errors.ts';
-import { createSkillRepository, type SkillRepository } from '../../src/store/skill-repository.ts';
-import { countSkillRows, openTestDatabase, type TestDatabase } from '../support/database.ts';
+import type { SkillRepository } from '../../src/store/skill-repository.ts';
+import { countSkillRows, type TestDatabase } from '../support/database.ts';
+import { openTestServices } from '../support/test-services.ts';
 
 let database: TestDatabase;
 let repository: SkillRepository;
 let scratch: string;
 
 beforeAll(async () => {
-  database = await openTestDatabase();
-  repository = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
+  let services: Services;
+  ({ database, services } = await openTestServices());
+  repository = services.skills;
   scratch = await mkdtemp(join(tmpdir(), 'skillsmith-total-'));
 });
 

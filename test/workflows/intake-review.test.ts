@@ -8,22 +8,13 @@ import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { startScriptedLlm, type ChatCompletionRequest, type ScriptedAnswer, type ScriptedLlm } from '../support/scripted-llm.ts';
 import { ingest, startSynthesisHarness, synthesisTestConfig, taskRuns, type SynthesisHarness } from '../support/synthesis-harness.ts';
 import { requireTestModel } from '../support/test-model.ts';
+import { until } from '../support/until.ts';
 
 const ROTATE_TOOLS = ['secrets.read', 'keys.rotate', 'secrets.write'];
 const ROTATE_GOALS = ['Rotate the API key for the payments integration', 'Please rotate the payments integration API key', 'Rotate our payments API key'];
 
 const skillMd = (name: string, step: string) =>
   `---\nname: ${name}\ndescription: Rotate an integration's API key.\nlicense: Apache-2.0\nmetadata:\n  version: 1.1.0\n---\n\n1. ${step}\n\n## Edge cases\n- Stop on error.\n`;
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 let sequence = 0;
 const report = (tenantId: string, overrides: Record<string, unknown> = {}) => ({
