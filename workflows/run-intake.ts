@@ -43,7 +43,7 @@ export async function runIntake(input: RunIntakeInput): Promise<{ recorded: numb
   });
   let recorded = 0;
   for (;;) {
-    if (!(await condition(() => queue.length > 0, IDLE_TIMEOUT))) return { recorded };
+    if (!(await condition(() => queue.length > 0, input.idleTimeoutMs ?? IDLE_TIMEOUT))) return { recorded };
     const batch = queue.splice(0, BATCH_SIZE);
     const result = await recordRuns({ tenantId: input.tenantId, agentId: input.agentId, reports: batch });
     recorded += result.inserted;
@@ -51,7 +51,7 @@ export async function runIntake(input: RunIntakeInput): Promise<{ recorded: numb
       result.review.map((runId) =>
         startChild(runReview, {
           workflowId: reviewWorkflowId(input.tenantId, runId),
-          args: [{ tenantId: input.tenantId, runId }],
+          args: [{ tenantId: input.tenantId, runId, ...(input.reviewDeadlineMs === undefined ? {} : { deadlineMs: input.reviewDeadlineMs }) }],
           parentClosePolicy: ParentClosePolicy.ABANDON,
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         }).catch((error: Error) => {

@@ -28,6 +28,8 @@ export const REVIEW_DEADLINE = '15 minutes';
 export interface RunReviewInput {
   tenantId: string;
   runId: string;
+  /** Overrides REVIEW_DEADLINE (tests shorten it). */
+  deadlineMs?: number;
 }
 
 /**
@@ -37,22 +39,23 @@ export interface RunReviewInput {
  * skill_manage. Never fatal: whatever goes wrong is recorded once and the workflow completes.
  */
 export async function runReview(input: RunReviewInput): Promise<{ status: 'completed' | 'failed' | 'skipped'; decision?: string }> {
+  const { deadlineMs, ...review } = input;
   try {
-    return await CancellationScope.withTimeout(REVIEW_DEADLINE, async () => {
-      const begun = await beginReview(input);
+    return await CancellationScope.withTimeout(deadlineMs ?? REVIEW_DEADLINE, async () => {
+      const begun = await beginReview(review);
       if (begun.finished) return { status: 'skipped' as const };
-      const track = await updateTrackRecord(input);
+      const track = await updateTrackRecord(review);
       if (!begun.llmReview) {
-        await finishReview({ ...input, decision: 'track_record_only', detail: { ...track } });
+        await finishReview({ ...review, decision: 'track_record_only', detail: { ...track } });
         return { status: 'completed' as const, decision: 'track_record_only' };
       }
-      const outcome = await reviewWithLlm({ ...input, reviewRunId: workflowInfo().workflowId });
-      await finishReview({ ...input, decision: outcome.decision, detail: { ...track, ...outcome } });
+      const outcome = await reviewWithLlm({ ...review, reviewRunId: workflowInfo().workflowId });
+      await finishReview({ ...review, decision: outcome.decision, detail: { ...track, ...outcome } });
       return { status: 'completed' as const, decision: outcome.decision };
     });
   } catch (error) {
     const reason = describeFailure(error);
-    await CancellationScope.nonCancellable(() => recordReviewFailure({ ...input, error: reason }));
+    await CancellationScope.nonCancellable(() => recordReviewFailure({ ...review, error: reason }));
     return { status: 'failed', decision: reason };
   }
 }

@@ -10,6 +10,10 @@ export interface RunIntakeInput {
   pending?: unknown[];
   /** Continue as new past this many history events (default 4,000). */
   historyLimit?: number;
+  /** End after this long without a report (default 10 minutes); tests shorten it. */
+  idleTimeoutMs?: number;
+  /** The deadline of each review this intake starts (default 15 minutes); tests shorten it. */
+  reviewDeadlineMs?: number;
 }
 
 /** Readable in the Temporal UI: one long-lived intake per agent. */
