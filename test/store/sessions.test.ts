@@ -266,10 +266,10 @@ describe('gate.skill.body_cap', () => {
     }
   });
 
-  // 1,000 generated sessions in four parts over distinct seeds: each part is its own test, so
+  // 1,000 generated sessions in eight parts over distinct seeds: each part is its own test, so
   // none runs near its timeout on a loaded machine, and each part must exercise both refusals.
-  const PARTS = [42, 43, 44, 45];
-  it.each(PARTS)('1,000 generated sessions (250 with seed %i) against the store never hold more than two bodies or 6,000 body tokens', async (seed) => {
+  const PARTS = [42, 43, 44, 45, 46, 47, 48, 49];
+  it.each(PARTS)('1,000 generated sessions (125 with seed %i) against the store never hold more than two bodies or 6,000 body tokens', async (seed) => {
     const tenant = `bodyprop-${seed}`;
     const big = Array.from({ length: 350 }, (_, index) => `Step ${index}: inspect carefully.`).join('\n');
     const names = ['g-a', 'g-b', 'g-c', 'g-d'];
