@@ -5,4 +5,8 @@ import process from 'node:process';
 
 const { runCli } = await import('../dist/src/cli/main.js');
 const { createWorkerRuntime } = await import('../dist/workers/runtime.js');
-process.exit(await runCli(process.argv.slice(2), createWorkerRuntime));
+const code = await runCli(process.argv.slice(2), createWorkerRuntime);
+// process.exit() drops what a pipe has not taken yet (piped --json was cut at 64 KiB): wait until
+// stdout and stderr have handed over every byte, then exit (a native handle may keep the loop alive).
+await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))));
+process.exit(code);
