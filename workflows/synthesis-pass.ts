@@ -13,6 +13,7 @@ import type { PassRecord } from '../src/synthesis/pass-record.ts';
 import { PASS_PROGRESS_QUERY, type PassProgress, type SynthesisPassInput } from '../src/synthesis/pass-contract.ts';
 import { synthesizeCluster } from './synthesize-cluster.ts';
 import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
+import { describeFailure } from '../src/failure-cause.ts';
 
 // Bookkeeping on the passes table: short, retried generously.
 const { beginPass, recordPassCounts, finishPass } = proxyActivities<Activities>({
@@ -112,7 +113,8 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
     if (isCancellation(error)) {
       await CancellationScope.nonCancellable(() => finish('cancelled', 'cancelled'));
     } else {
-      await finish('failed', `failed: ${(error as Error).message}`);
+      // The root cause (e.g. `EmbeddingModelUnavailable: …`), not Temporal's "Activity task failed".
+      await finish('failed', `failed: ${describeFailure(error)}`);
     }
     throw error;
   }

@@ -8,6 +8,7 @@ import { TemporalUnavailable } from '../client/temporal-unavailable.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
+import { failureCause } from '../failure-cause.ts';
 import { readStackFile } from '../stack-file.ts';
 import { createPool } from '../store/database.ts';
 import { migrate } from '../store/migrations.ts';
@@ -136,12 +137,13 @@ export async function runCli(argv: string[], createRuntime: RuntimeFactory): Pro
       // Help and version are "errors" to commander; they already printed.
       return error.exitCode;
     }
-    const failure = error as Error;
-    const code = failure instanceof z.ZodError ? 'InvalidInput' : failure.name || 'Error';
-    const message =
-      failure instanceof z.ZodError
-        ? failure.issues.map((issue) => `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`).join('; ')
-        : failure.message.split('\n')[0];
+    // A failed workflow's own message says nothing: report its root cause.
+    const cause =
+      error instanceof z.ZodError
+        ? { type: 'InvalidInput', message: error.issues.map((issue) => `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`).join('; ') }
+        : failureCause(error);
+    const code = cause.type;
+    const message = cause.message.split('\n')[0];
     if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
     process.stderr.write(`skillsmith: ${message}\n`);
     return 1;

@@ -45,14 +45,14 @@ function describeProgress(progress: PassProgress): string {
  * Polls the pass's progress query until it ends: a live bar over the clusters on a terminal,
  * one line per change otherwise (both on stderr, so stdout stays the summary).
  */
-export async function watchPass(handle: WorkflowHandle, intervalMs = 1_000): Promise<PassRecord> {
+export async function watchPass(handle: WorkflowHandle, settled: Promise<PassRecord>, intervalMs = 1_000): Promise<PassRecord> {
   const bar = process.stderr.isTTY
     ? new SingleBar({ format: '{bar} {value}/{total} clusters | {status}', stream: process.stderr, hideCursor: true }, Presets.shades_classic)
     : undefined;
   bar?.start(0, 0, { status: 'starting' });
   let last = '';
   let done = false;
-  const result = passResult(handle).finally(() => {
+  const result = settled.finally(() => {
     done = true;
   });
   while (!done) {
@@ -77,6 +77,20 @@ export async function watchPass(handle: WorkflowHandle, intervalMs = 1_000): Pro
   return record;
 }
 
+/**
+ * The pass's record once it ends. A failed pass's workflow fails (WorkflowFailedError, whose
+ * message says nothing), but it records why before it does: answer with that record.
+ */
+export async function settledPass(context: CliContext, tenantId: string, handle: WorkflowHandle): Promise<PassRecord> {
+  try {
+    return await passResult(handle);
+  } catch (error) {
+    const record = await findPass(await context.openPool(), tenantId, handle.workflowId).catch(() => undefined);
+    if (record && record.status !== 'running') return record;
+    throw error;
+  }
+}
+
 export function registerSynthesisCommands(program: Command, context: CliContext): void {
   const { config } = context;
 
@@ -97,7 +111,8 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
         return;
       }
       if (!json) process.stderr.write(`started ${handle.workflowId}${link ? `\n${link}` : ''}\n`);
-      const pass = json ? await passResult(handle) : await watchPass(handle);
+      const settled = settledPass(context, tenant, handle);
+      const pass = json ? await settled : await watchPass(handle, settled);
       context.output.result(json, { ...pass, uiUrl: link ?? null }, () => formatPass(pass));
       if (pass.status === 'failed') process.exitCode = 1;
     });
