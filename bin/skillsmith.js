@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 // The package's bin runs the build (dist/, made by `npm run build`, which `npm ci` and `npm test` run).
 // It composes the CLI (src/cli) with the worker runtime (workers/); neither imports the other.
+import { readFileSync } from 'node:fs';
 import process from 'node:process';
 
 const { runCli } = await import('../dist/src/cli/main.js');
 const { createWorkerRuntime } = await import('../dist/workers/runtime.js');
-const code = await runCli(process.argv.slice(2), createWorkerRuntime);
+const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+const code = await runCli(process.argv.slice(2), createWorkerRuntime, version);
 // process.exit() drops what a pipe has not taken yet (piped --json was cut at 64 KiB): wait until
 // stdout and stderr have handed over every byte, then exit (a native handle may keep the loop alive).
 await Promise.all([process.stdout, process.stderr].map((stream) => new Promise((resolve) => stream.write('', resolve))));

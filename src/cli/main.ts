@@ -92,11 +92,24 @@ function createContext(config: Config, logger: Logger, runtime: Runtime, resourc
   };
 }
 
-export function buildProgram(context: CliContext): Command {
+/** `skillsmith passes show <id> --tenant acme --json`: how a command is called, under its help. */
+function exampleFor(command: Command): string {
+  const path: string[] = [];
+  for (let current: Command | null = command; current?.parent; current = current.parent) path.unshift(current.name());
+  const args = command.registeredArguments.map((argument) => (argument.required ? `<${argument.name()}>` : `[${argument.name()}]`));
+  return ['skillsmith', ...path, ...args, '--tenant', 'acme', '--json'].join(' ');
+}
+
+export function buildProgram(context: CliContext, version: string): Command {
   const program = new Command('skillsmith')
     .description('Distils recurring successful agent tool-call sequences into versioned, governed skills.')
+    .version(version, '-V, --version', 'print the version')
     .addOption(new Option('--tenant <tenant>', 'tenant id').default('default'))
     .option('--json', 'machine-readable output on stdout', false)
+    .configureHelp({ showGlobalOptions: true })
+    // runCli reports usage errors itself, in the same shape as every other error (JSON under --json).
+    .configureOutput({ outputError: () => undefined })
+    .addHelpText('afterAll', ({ command }) => (command.parent && !command.commands.length ? `\nExample:\n  ${exampleFor(command)}\n` : ''))
     .showHelpAfterError(false)
     .exitOverride()
     .hook('preAction', (_command, action) => {
@@ -122,19 +135,23 @@ export function buildProgram(context: CliContext): Command {
 }
 
 /** Parses argv, runs the command, and turns any error into a one-line reason and a non-zero exit. */
-export async function runCli(argv: string[], createRuntime: RuntimeFactory): Promise<number> {
+export async function runCli(argv: string[], createRuntime: RuntimeFactory, version: string): Promise<number> {
   const json = argv.includes('--json');
   const resources: Resources = { pools: [], connections: [] };
   try {
     const config = loadConfig();
     const logger = createLogger(config.logLevel);
     const context = createContext(config, logger, createRuntime(config, logger), resources);
-    const program = buildProgram(context);
+    const program = buildProgram(context, version);
     await program.parseAsync(argv, { from: 'user' });
     return Number(process.exitCode ?? 0);
   } catch (error) {
+    // Help and version are "errors" to commander; they already printed.
+    if (error instanceof CommanderError && error.exitCode === 0) return 0;
     if (error instanceof CommanderError) {
-      // Help and version are "errors" to commander; they already printed.
+      const message = error.message.replace(/^error: /, '');
+      if (json) process.stdout.write(`${JSON.stringify({ error: { code: 'InvalidUsage', message } })}\n`);
+      process.stderr.write(`skillsmith: ${message} (see skillsmith --help)\n`);
       return error.exitCode;
     }
     // A failed workflow's own message says nothing: report its root cause.
