@@ -48,6 +48,16 @@ export function parseEvery(every: string): string {
   return `${match[1]}${match[2]}`;
 }
 
+/** The inverse of parseEvery for what Temporal gives back (milliseconds): 86400000 → "24h". */
+export function formatEvery(every: string): string {
+  const ms = Number(every);
+  if (!Number.isFinite(ms) || ms <= 0) return every;
+  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
+    if (ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
 export interface ScheduleDescription {
   scheduleId: string;
   every: string[];

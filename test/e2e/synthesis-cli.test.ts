@@ -86,6 +86,7 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
     expect(description.policies.overlap).toBe('SKIP');
     expect(description.action).toMatchObject({ workflowType: 'synthesisPass', taskQueue: harness.config.temporal.taskQueue });
 
+    expect((await runSkillsmith(['schedule', 'show', '--tenant', 'cli'], env)).stdout).toMatch(/^synthesis\/cli: every 24h\n/);
     await runSkillsmith(['schedule', 'pause', '--tenant', 'cli'], env);
     expect(JSON.parse((await runSkillsmith(['schedule', 'show', '--json', '--tenant', 'cli'], env)).stdout)).toMatchObject({ paused: true });
     await runSkillsmith(['schedule', 'resume', '--tenant', 'cli'], env);
@@ -111,6 +112,9 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
     await handle.result().catch(() => undefined);
     const listed = JSON.parse((await runSkillsmith(['passes', '--json', '--tenant', 'cli-cancel'], env)).stdout);
     expect(listed.passes[0]).toMatchObject({ id: handle.workflowId, status: 'cancelled' });
+    const again = await runSkillsmith(['passes', 'cancel', handle.workflowId, '--json', '--tenant', 'cli-cancel'], env);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stdout)).toEqual({ error: { code: 'PassNotRunning', message: `pass ${handle.workflowId} already ended (cancelled): nothing to cancel` } });
     const unknown = await runSkillsmith(['passes', 'cancel', 'synthesis/cli-cancel/nope', '--tenant', 'cli-cancel'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/no running pass/);

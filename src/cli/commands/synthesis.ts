@@ -4,6 +4,7 @@ import { ScheduleNotFoundError, WorkflowNotFoundError, type WorkflowHandle } fro
 import {
   deleteSynthesisSchedule,
   describeSynthesisSchedule,
+  formatEvery,
   passResult,
   pauseSynthesisSchedule,
   queryPassProgress,
@@ -14,9 +15,14 @@ import {
 import { passScheduleId, type PassProgress } from '../../synthesis/pass-contract.ts';
 import { findPass, listPassClusters, listPasses } from '../../synthesis/pass-repository.ts';
 import { clusterOutcome, type PassRecord } from '../../synthesis/pass-record.ts';
+import { SkillsmithError } from '../../skillsmith-error.ts';
 import type { CliContext } from '../context.ts';
 
 type GlobalOptions = { tenant: string; json: boolean };
+
+export class PassNotRunning extends SkillsmithError {
+  static override readonly code = 'PassNotRunning';
+}
 
 export function workflowUiLink(uiUrl: string | undefined, namespace: string, workflowId: string): string | undefined {
   return uiUrl ? `${uiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(workflowId)}` : undefined;
@@ -164,8 +170,12 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
     .action(async (id: string, _options, command: Command) => {
       const { json } = command.optsWithGlobals<GlobalOptions>();
       const client = await context.temporalClient();
+      const handle = client.workflow.getHandle(id);
       try {
-        await client.workflow.getHandle(id).cancel();
+        // Cancelling an ended workflow is accepted and does nothing: say it ended instead.
+        const { status } = await handle.describe();
+        if (status.name !== 'RUNNING') throw new PassNotRunning(`pass ${id} already ended (${status.name.toLowerCase()}): nothing to cancel`);
+        await handle.cancel();
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) throw new Error(`no running pass ${JSON.stringify(id)}`, { cause: error });
         throw error;
@@ -197,7 +207,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
       });
       context.output.result(json, description, () =>
         [
-          `${description.scheduleId}: every ${description.every.join(', ')}${description.paused ? ' (paused)' : ''}`,
+          `${description.scheduleId}: every ${description.every.map(formatEvery).join(', ')}${description.paused ? ' (paused)' : ''}`,
           `next: ${description.nextActionTimes.slice(0, 3).join(', ') || '—'}`,
           ...description.recentActions.map((action) => `ran ${action.workflowId} at ${action.scheduledAt}`),
         ].join('\n'),
