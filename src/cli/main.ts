@@ -106,6 +106,7 @@ export function buildProgram(context: CliContext, version: string): Command {
     .version(version, '-V, --version', 'print the version')
     .addOption(new Option('--tenant <tenant>', 'tenant id').default('default'))
     .option('--json', 'machine-readable output on stdout', false)
+    .option('--quiet', 'no progress on stderr', false)
     .configureHelp({ showGlobalOptions: true })
     // runCli reports usage errors itself, in the same shape as every other error (JSON under --json).
     .configureOutput({ outputError: () => undefined })

@@ -135,11 +135,15 @@ describe('skillsmith ingest (the CLI, in a child process)', () => {
     const file = await jsonlFile([run('cli-1'), run('cli-2')]);
     const env = { DATABASE_URL: database.url };
     const first = await runSkillsmith(['ingest', file, '--tenant', 'cli', '--json'], env);
-    // No progress bar when stderr is not a terminal.
-    expect(first.stderr).not.toMatch(/validating|ingesting/);
+    // Not a terminal: progress is JSON lines on stderr, ending with each phase complete.
+    const progress = first.stderr.trim().split('\n').map((line) => JSON.parse(line).progress);
+    expect(progress.map((line: { step: string }) => line.step)).toEqual(expect.arrayContaining(['validating', 'ingesting']));
+    expect(progress.at(-1)).toMatchObject({ step: 'ingesting', unit: 'KiB' });
+    expect(progress.at(-1).done).toBe(progress.at(-1).total);
+    expect((await runSkillsmith(['ingest', file, '--tenant', 'cli', '--quiet'], env)).stderr).toBe('');
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)).toEqual({ file, lines: 2, valid: 2, invalid: 0, inserted: 2, unchanged: 0, errors: [] });
-    const second = await runSkillsmith(['ingest', file, '--tenant', 'cli', '--json'], env);
+    const second = await runSkillsmith(['ingest', file, '--tenant', 'cli', '--json', '--quiet'], env);
     expect(JSON.parse(second.stdout)).toMatchObject({ inserted: 0, unchanged: 2 });
     expect(await countRuns(database.pool, 'cli')).toEqual({ runs: 2, toolCalls: 6 });
   });

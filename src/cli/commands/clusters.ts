@@ -3,6 +3,7 @@ import { clusterRunGoals, type ClusterPassResult } from '../../clustering/cluste
 import { embedMissingGoals } from '../../embedding/embed-goals.ts';
 import { createEmbedder } from '../../embedding/embedder.ts';
 import type { CliContext } from '../context.ts';
+import { createProgressReporter } from '../progress-reporter.ts';
 
 /**
  * `skillsmith clusters [--tenant T] [--json]`: a dry run of the embed and cluster steps over all
@@ -15,16 +16,17 @@ export function registerClustersCommands(program: Command, context: CliContext):
     .command('clusters')
     .description('dry run: embed missing goals, cluster all runs, print every cluster and why it qualifies or not')
     .action(async (_options: unknown, command: Command) => {
-      const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
+      const { tenant, json, quiet } = command.optsWithGlobals<{ tenant: string; json: boolean; quiet: boolean }>();
       const { config } = context;
       const embedder = await createEmbedder(config.embedding);
       const pool = await context.openPool();
+      const progress = createProgressReporter({ quiet });
       const embedding = await embedMissingGoals(pool, embedder, tenant, {
         pageSize: Math.max(config.embedding.batchSize, 256),
         onProgress: ({ embedded, total }) => {
-          if (total > 0) context.logger.debug({ embedded, total }, 'embedding goals');
+          if (total > 0) progress.update('embedding goals', embedded, total, 'goals');
         },
-      });
+      }).finally(progress.stop);
       const result = await clusterRunGoals(pool, tenant, { modelId: embedder.modelId, synthesis: config.synthesis });
       context.output.result(json, { embedding, ...result }, () => describe(result, embedding.embedded));
     });

@@ -1,6 +1,6 @@
-import { SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
-import { formatIngestError, ingestJsonlFile, type IngestProgress, type IngestResult } from '../../runs/jsonl-ingest.ts';
+import { formatIngestError, ingestJsonlFile, type IngestResult } from '../../runs/jsonl-ingest.ts';
+import { createProgressReporter } from '../progress-reporter.ts';
 import type { CliContext } from '../context.ts';
 
 /**
@@ -17,18 +17,20 @@ export function registerIngestCommands(program: Command, context: CliContext): v
     .argument('<file>', 'a JSONL file of run reports')
     .option('--skip-invalid', 'ingest the valid lines and report the invalid ones', false)
     .action(async (file: string, _options: unknown, command: Command) => {
-      const { tenant, json, skipInvalid } = command.optsWithGlobals<{ tenant: string; json: boolean; skipInvalid: boolean }>();
+      const { tenant, json, quiet, skipInvalid } = command.optsWithGlobals<{ tenant: string; json: boolean; quiet: boolean; skipInvalid: boolean }>();
       // An explicit --tenant places lines without tenantId and must match lines that have one;
       // without it each line keeps its own tenantId (default "default").
       const explicitTenant = command.getOptionValueSourceWithGlobals('tenant') === 'cli' ? tenant : undefined;
       const pool = await context.openPool();
-      const progress = createProgress(!json && process.stderr.isTTY === true);
+      const progress = createProgressReporter({ quiet });
+      const kibibytes = (bytes: number) => Math.round(bytes / 1024);
       let result: IngestResult;
       try {
         result = await ingestJsonlFile(pool, file, {
           ...(explicitTenant === undefined ? {} : { tenantId: explicitTenant }),
           skipInvalid,
-          onProgress: progress.update,
+          onProgress: ({ phase, bytesRead, totalBytes }) =>
+            progress.update(phase === 'validate' ? 'validating' : 'ingesting', kibibytes(bytesRead), kibibytes(totalBytes), 'KiB'),
         });
       } finally {
         progress.stop();
@@ -46,32 +48,4 @@ function describe(result: IngestResult, refused: boolean): string {
   }
   const skipped = result.invalid > 0 ? `, ${result.invalid} invalid skipped` : '';
   return `${result.file}: ${result.inserted} runs ingested, ${result.unchanged} unchanged${skipped}`;
-}
-
-interface Progress {
-  update(progress: IngestProgress): void;
-  stop(): void;
-}
-
-/** A byte-based progress bar on stderr, only for a person at a terminal. */
-function createProgress(enabled: boolean): Progress {
-  if (!enabled) return { update: () => undefined, stop: () => undefined };
-  const bar = new SingleBar(
-    { format: '{phase} [{bar}] {percentage}% | {value}/{total} MiB', stream: process.stderr, hideCursor: true, clearOnComplete: true },
-  );
-  let phase: IngestProgress['phase'] | null = null;
-  const mebibytes = (bytes: number) => Math.round((bytes / 1048576) * 10) / 10;
-  return {
-    update(progress) {
-      if (phase !== progress.phase) {
-        if (phase !== null) bar.stop();
-        phase = progress.phase;
-        bar.start(mebibytes(progress.totalBytes), 0, { phase: progress.phase === 'validate' ? 'validating' : 'ingesting ' });
-      }
-      bar.update(mebibytes(progress.bytesRead));
-    },
-    stop() {
-      if (phase !== null) bar.stop();
-    },
-  };
 }
