@@ -3,6 +3,7 @@
 // It composes the CLI (src/cli) with the worker runtime (workers/); neither imports the other.
 import { readFileSync } from 'node:fs';
 import process from 'node:process';
+import { URL } from 'node:url';
 
 const { runCli } = await import('../dist/src/cli/main.js');
 const { createWorkerRuntime } = await import('../dist/workers/runtime.js');

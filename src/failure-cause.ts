@@ -13,7 +13,13 @@ export interface FailureCause {
 // Only Temporal's wrappers are seen through: our own errors already say why in their message.
 // A cause that crossed the wire arrives as a bare TemporalFailure; its type is on the
 // ApplicationFailure around it.
-const TEMPORAL_WRAPPERS = new Set(['WorkflowFailedError', 'ActivityFailure', 'ChildWorkflowFailure', 'ApplicationFailure', 'TemporalFailure']);
+const TEMPORAL_WRAPPERS = new Set([
+  'WorkflowFailedError',
+  'ActivityFailure',
+  'ChildWorkflowFailure',
+  'ApplicationFailure',
+  'TemporalFailure',
+]);
 
 function failureType(error: Error): string | undefined {
   const type = (error as { type?: unknown }).type;

@@ -158,7 +158,10 @@ export async function runCli(argv: string[], createRuntime: RuntimeFactory, vers
     // A failed workflow's own message says nothing: report its root cause.
     const cause =
       error instanceof z.ZodError
-        ? { type: 'InvalidInput', message: error.issues.map((issue) => `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`).join('; ') }
+        ? {
+            type: 'InvalidInput',
+            message: error.issues.map((issue) => `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`).join('; '),
+          }
         : failureCause(error);
     const code = cause.type;
     const message = cause.message.split('\n')[0];

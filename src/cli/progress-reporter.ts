@@ -13,7 +13,11 @@ export interface ProgressReporter {
 
 const silent: ProgressReporter = { update: () => undefined, stop: () => undefined };
 
-export function createProgressReporter(options: { quiet: boolean; stream?: NodeJS.WriteStream; lineIntervalMs?: number }): ProgressReporter {
+export function createProgressReporter(options: {
+  quiet: boolean;
+  stream?: NodeJS.WriteStream;
+  lineIntervalMs?: number;
+}): ProgressReporter {
   if (options.quiet) return silent;
   const stream = options.stream ?? process.stderr;
   const lineIntervalMs = options.lineIntervalMs ?? 1_000;
@@ -29,7 +33,11 @@ export function createProgressReporter(options: { quiet: boolean; stream?: NodeJ
         stop();
         current = { step, startedAt: now, lastLineAt: 0 };
         if (stream.isTTY) {
-          current.bar = new SingleBar({ format: `${step} [{bar}] {value}/{total} ${unit} | {rate}/s | eta {eta}s`, stream, hideCursor: true });
+          current.bar = new SingleBar({
+            format: `${step} [{bar}] {value}/{total} ${unit} | {rate}/s | eta {eta}s`,
+            stream,
+            hideCursor: true,
+          });
           current.bar.start(total, 0, { rate: 0 });
         }
       }

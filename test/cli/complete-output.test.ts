@@ -12,7 +12,14 @@ describe('--json output through a pipe', () => {
 
   beforeAll(async () => {
     database = await openTestDatabase();
-    await beginPassRecord(database.pool, { tenantId: TENANT, id: PASS_ID, workflowRunId: 'run', full: true, since: null, distiller: 'extractive' });
+    await beginPassRecord(database.pool, {
+      tenantId: TENANT,
+      id: PASS_ID,
+      workflowRunId: 'run',
+      full: true,
+      since: null,
+      distiller: 'extractive',
+    });
     await recordPassClusters(
       database.pool,
       TENANT,
@@ -36,7 +43,10 @@ describe('--json output through a pipe', () => {
   });
 
   it('passes show --json prints more than 1 MiB completely when piped through cat', async () => {
-    const run = await runSkillsmithPiped(['passes', 'show', PASS_ID, '--json', '--tenant', TENANT], { DATABASE_URL: database.url, NODE_NO_WARNINGS: '1' });
+    const run = await runSkillsmithPiped(['passes', 'show', PASS_ID, '--json', '--tenant', TENANT], {
+      DATABASE_URL: database.url,
+      NODE_NO_WARNINGS: '1',
+    });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     expect(Buffer.byteLength(run.stdout)).toBeGreaterThan(1024 * 1024);

@@ -27,7 +27,11 @@ describe('a failed pass says why: synthesize --wait, its --json, passes, passes 
       TEMPORAL_TASK_QUEUE: harness.config.temporal.taskQueue,
       NODE_NO_WARNINGS: '1',
     };
-    await ingest(database, taskRuns('rotate', ['Rotate the API key', 'Please rotate the API key'], ['keys.rotate'], { tenantId: TENANT }), TENANT);
+    await ingest(
+      database,
+      taskRuns('rotate', ['Rotate the API key', 'Please rotate the API key'], ['keys.rotate'], { tenantId: TENANT }),
+      TENANT,
+    );
   });
 
   afterAll(async () => {

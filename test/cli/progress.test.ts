@@ -15,7 +15,11 @@ describe('progress on stderr when it is not a terminal', () => {
     await requireTestModel();
     database = await openTestDatabase();
     const runs = generateRuns({ seed: 5, runs: RUNS, tenantId: 'slow' });
-    await upsertRuns(database.pool, 'slow', runs.map((generated) => generated.report));
+    await upsertRuns(
+      database.pool,
+      'slow',
+      runs.map((generated) => generated.report),
+    );
     env = {
       DATABASE_URL: database.url,
       SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
@@ -33,7 +37,10 @@ describe('progress on stderr when it is not a terminal', () => {
     const run = await runSkillsmith(['clusters', '--tenant', 'slow', '--json'], env);
     expect(run.code).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ embedding: { embedded: RUNS } });
-    const lines = run.stderr.trim().split('\n').map((line) => JSON.parse(line));
+    const lines = run.stderr
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
     const progress = lines.map((line) => line.progress).filter(Boolean);
     expect(progress.length).toBeGreaterThanOrEqual(1);
     for (const line of progress) expect(line).toMatchObject({ step: 'embedding goals', unit: 'goals', total: RUNS });

@@ -49,6 +49,8 @@ export function runSkillsmithPiped(args: string[], env: Record<string, string | 
     cli.on('exit', (exitCode) => {
       code = exitCode ?? 1;
     });
-    cat.on('close', () => resolve({ code, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') }));
+    cat.on('close', () =>
+      resolve({ code, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') }),
+    );
   });
 }

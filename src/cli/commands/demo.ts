@@ -112,7 +112,7 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
         const handle = await startSynthesisPass(client, { tenantId: tenant, full: true, taskQueue: config.temporal.taskQueue });
         const link = workflowUiLink(stack.temporalUiUrl, config.temporal.namespace, handle.workflowId);
         if (!json) say(`synthesis pass ${handle.workflowId}`);
-        const pass = json ? await passResult(handle) : await watchPass(handle, passResult(handle));
+        const pass = json ? await passResult(handle) : await watchPass(handle);
 
         const procedures = await listProcedures(pool, tenant);
         // Recall for a new goal (a paraphrase the sample does not contain) of each task just learned.

@@ -51,7 +51,7 @@ function describeProgress(progress: PassProgress): string {
  * Polls the pass's progress query until it ends: a live bar over the clusters on a terminal,
  * one line per change otherwise (both on stderr, so stdout stays the summary).
  */
-export async function watchPass(handle: WorkflowHandle, settled: Promise<PassRecord>, intervalMs = 1_000): Promise<PassRecord> {
+export async function watchPass(handle: WorkflowHandle, settled: Promise<PassRecord> = passResult(handle), intervalMs = 1_000): Promise<PassRecord> {
   const bar = process.stderr.isTTY
     ? new SingleBar({ format: '{bar} {value}/{total} clusters | {status}', stream: process.stderr, hideCursor: true }, Presets.shades_classic)
     : undefined;
