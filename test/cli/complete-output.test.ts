@@ -33,6 +33,7 @@ describe('--json output through a pipe', () => {
         successful: 1,
         successRate: 0.5,
         qualifying: false,
+        value: null,
         reason: `cluster ${index} does not qualify: fewer than the minimum successful runs with a consensus sequence`,
       })),
     );
