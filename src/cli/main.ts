@@ -100,10 +100,11 @@ function exampleFor(command: Command): string {
   return ['skillsmith', ...path, ...args, '--tenant', 'acme', '--json'].join(' ');
 }
 
-export function buildProgram(context: CliContext, version: string): Command {
+export function buildProgram(context: CliContext): Command {
   const program = new Command('skillsmith')
     .description('Distils recurring successful agent tool-call sequences into versioned, governed skills.')
-    .version(version, '-V, --version', 'print the version')
+    // Not commander's .version(): its global --version would take `agents show --version N` too (runCli answers it).
+    .addHelpText('after', '\n  -V, --version  print the version (alone: `skillsmith --version`)')
     .addOption(new Option('--tenant <tenant>', 'tenant id').default('default'))
     .option('--json', 'machine-readable output on stdout', false)
     .option('--quiet', 'no progress on stderr', false)
@@ -137,13 +138,17 @@ export function buildProgram(context: CliContext, version: string): Command {
 
 /** Parses argv, runs the command, and turns any error into a one-line reason and a non-zero exit. */
 export async function runCli(argv: string[], createRuntime: RuntimeFactory, version: string): Promise<number> {
+  if (argv.length === 1 && (argv[0] === '--version' || argv[0] === '-V')) {
+    process.stdout.write(`${version}\n`);
+    return 0;
+  }
   const json = argv.includes('--json');
   const resources: Resources = { pools: [], connections: [] };
   try {
     const config = loadConfig();
     const logger = createLogger(config.logLevel);
     const context = createContext(config, logger, createRuntime(config, logger), resources);
-    const program = buildProgram(context, version);
+    const program = buildProgram(context);
     await program.parseAsync(argv, { from: 'user' });
     return Number(process.exitCode ?? 0);
   } catch (error) {

@@ -21,10 +21,9 @@ export const heldoutLineSchema = z.strictObject({ goal: z.string().min(1).max(20
 export type LabelLine = z.infer<typeof labelLineSchema>;
 export type HeldoutLine = z.infer<typeof heldoutLineSchema>;
 
+/** A CLI input error (no API route takes a corpus, and no activity throws it). */
 export class EvalCorpusInvalid extends SkillsmithError {
   static override readonly code = 'EvalCorpusInvalid';
-  static override readonly httpStatus = 400;
-  static override readonly retryable = false;
 }
 
 async function* jsonLines(file: string): AsyncGenerator<{ line: number; value: unknown }> {

@@ -131,8 +131,9 @@ export async function searchRecallVectors(
     similarity: number;
     fused: number;
   }>({
-    // Named: each connection plans it once, not per query (planning cost as much as running it).
-    name: `recall-search-${d}`,
+    // Not a named statement, though planning costs about as much as running it: the embedded
+    // database serves every connection from one backend session, where a second connection's
+    // PREPARE of the same name fails ("already exists"). Name it once the default is a real server.
     text: `WITH q AS (
        SELECT $2::vector(${d}) AS v,
               -- plainto_tsquery ANDs every lexeme; a goal should match on any of them.

@@ -108,7 +108,8 @@ describe('skillsmith eval: a labelled corpus through the real pass, scored', () 
       ['translate-docs', 1],
     ]);
     expect(report.familyRecall).toEqual({ recurring: 2, recalled: 2, rate: 1, missed: [] });
-    expect(report.clusters).toMatchObject({ purity: 1, clusteredRuns: 7, qualifying: { purity: 1 } });
+    // Procedure-aware clustering keeps clusters pure: one of the four translate paraphrases stays out of the cluster under the MiniLM defaults.
+    expect(report.clusters).toMatchObject({ purity: 1, clusteredRuns: 6, qualifying: { purity: 1 } });
     expect(report.heldout).toMatchObject({ positives: 2, top1: 2, top2: 2, negatives: 1, falsePositives: 0 });
     // Every provenance goal is recalled; whether each gets its own skill back first is what the
     // model measures (6 or 7 of 7 here with MiniLM at τ 0.6), not something the eval decides.

@@ -79,8 +79,10 @@ describe('run intake, the track record and the background review', () => {
     expect(await countRuns(database.pool, tenantId)).toMatchObject({ runs: 1 });
     const reviews = await database.pool.query('SELECT count(*)::int AS n FROM reviews WHERE tenant_id = $1', [tenantId]);
     expect(reviews.rows[0].n).toBe(1);
-    const child = await harness.client.workflow.getHandle(`review/${tenantId}/${body.runId}`).describe();
-    expect(child.status.name).toBe('COMPLETED');
+    // The review row is written by an activity before the workflow closes: wait for it to close.
+    const handle = harness.client.workflow.getHandle(`review/${tenantId}/${body.runId}`);
+    await handle.result();
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
   });
 
   it('refuses a bad report and an oversized one on the client side, sending nothing', async () => {
@@ -199,8 +201,10 @@ describe('run intake, the track record and the background review', () => {
     const failures = harness.logLines.filter((line) => line.includes(`review of run ${body.runId} failed`));
     expect(failures).toHaveLength(1);
     expect(JSON.parse(failures[0]!).level).toBe(50);
-    const child = await harness.client.workflow.getHandle(`review/${tenantId}/${body.runId}`).describe();
-    expect(child.status.name).toBe('COMPLETED');
+    // The review row is written by an activity before the workflow closes: wait for it to close.
+    const handle = harness.client.workflow.getHandle(`review/${tenantId}/${body.runId}`);
+    await handle.result();
+    expect((await handle.describe()).status.name).toBe('COMPLETED');
 
     // the parent and its records are untouched: the run is there, and the next report is recorded
     reviewer = () => ({ content: JSON.stringify({ done: true, decision: 'none' }) });
