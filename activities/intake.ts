@@ -27,7 +27,10 @@ export const createIntakeActivities = ({ pool, config, logger }: ActivityDepende
         case 'invalid':
         case 'conflict':
           result.refused.push({ runId: run.runId, reason: `${run.outcome}: ${run.reason}` });
-          logger.error({ tenantId: input.tenantId, agentId: input.agentId, runId: run.runId, reason: run.reason }, `run report refused (${run.outcome})`);
+          logger.error(
+            { tenantId: input.tenantId, agentId: input.agentId, runId: run.runId, reason: run.reason },
+            `run report refused (${run.outcome})`,
+          );
           break;
         case 'unchanged':
           result.unchanged += 1;

@@ -29,7 +29,10 @@ export const createPassActivities = ({ pool, config, logger }: ActivityDependenc
       distiller: config.synthesis.distiller,
     });
     if (!config.synthesis.enabled) {
-      logger.info({ tenantId: input.tenantId, passId: input.passId }, 'synthesis is disabled (SKILLSMITH_SYNTHESIS_ENABLED=false): pass skipped');
+      logger.info(
+        { tenantId: input.tenantId, passId: input.passId },
+        'synthesis is disabled (SKILLSMITH_SYNTHESIS_ENABLED=false): pass skipped',
+      );
     }
     return { disabled: !config.synthesis.enabled, since: since?.toISOString() ?? null, distiller: config.synthesis.distiller };
   },
@@ -46,7 +49,8 @@ export const createPassActivities = ({ pool, config, logger }: ActivityDependenc
   }): Promise<PassRecord> {
     const record = await finishPassRecord(pool, input.tenantId, input.passId, input.status, input.outcome);
     const log = { tenantId: input.tenantId, passId: input.passId, status: record.status, outcome: record.outcome, counts: record.counts };
-    if (record.status === 'failed' || record.outcome?.startsWith('skipped: llm')) logger.error(log, `synthesis pass ${record.status}: ${record.outcome}`);
+    if (record.status === 'failed' || record.outcome?.startsWith('skipped: llm'))
+      logger.error(log, `synthesis pass ${record.status}: ${record.outcome}`);
     else logger.info(log, `synthesis pass ${record.status}`);
     return record;
   },

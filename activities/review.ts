@@ -73,7 +73,10 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
     /** Never fatal, logged once: the first call marks the review failed and logs; repeats do nothing. */
     async recordReviewFailure(input: ReviewInput & { error: string }): Promise<void> {
       if (await failReviewRecord(pool, input.tenantId, input.runId, input.error)) {
-        logger.error({ tenantId: input.tenantId, runId: input.runId, error: input.error }, `review of run ${input.runId} failed: ${input.error}`);
+        logger.error(
+          { tenantId: input.tenantId, runId: input.runId, error: input.error },
+          `review of run ${input.runId} failed: ${input.error}`,
+        );
       }
     },
   };

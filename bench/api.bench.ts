@@ -62,9 +62,10 @@ try {
   const embedder = await loadEmbedder();
   process.stderr.write(`populating ${values.procedures} skills + procedures on ${database.kind} Postgres…\n`);
   const populated = await populate(database, Number(values.procedures), { dimension: embedder.dimension, modelId: embedder.modelId });
-  const api = await startApiServer({
-        ...createServices(loadConfig({}), database.pool, { logger: pino({ level: 'silent' }) }),
-        config: loadConfig({}),
+  const api = await startApiServer(
+    {
+      ...createServices(loadConfig({}), database.pool, { logger: pino({ level: 'silent' }) }),
+      config: loadConfig({}),
       skills: populated.skills,
       logger: pino({ level: 'silent' }),
       tokens: [{ token: TOKEN, tenantId: BENCH_TENANT, principal: 'bench', scopes: ['recall.read'] }],
@@ -76,7 +77,10 @@ try {
     const headers = { authorization: `Bearer ${TOKEN}` };
     await loadLoop(() => `${api.url}/healthz`, {}); // warm-up
     const health = await loadLoop(() => `${api.url}/healthz`, {});
-    const recall = await loadLoop((index) => `${api.url}/v1/recall?goal=${encodeURIComponent(`${goals[index % goals.length]} #${index}`)}&topK=2`, headers);
+    const recall = await loadLoop(
+      (index) => `${api.url}/v1/recall?goal=${encodeURIComponent(`${goals[index % goals.length]} #${index}`)}&topK=2`,
+      headers,
+    );
     process.stdout.write(
       `${JSON.stringify({ database: database.kind, procedures: Number(values.procedures), concurrency, seconds, healthz: health, recall }, null, 2)}\n`,
     );

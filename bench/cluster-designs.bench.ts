@@ -47,7 +47,13 @@ const jsonLines = async <T>(file: string, schema: z.ZodType<T>): Promise<T[]> =>
 
 function parseDesign(spec: string): SimilaritySettings {
   const [design, tau, third] = spec.split(':');
-  return { design: design as SimilarityDesign, goalTau: Number(tau), clusterTau: Number(tau), toolTau: Number(third), goalWeight: Number(third) };
+  return {
+    design: design as SimilarityDesign,
+    goalTau: Number(tau),
+    clusterTau: Number(tau),
+    toolTau: Number(third),
+    goalWeight: Number(third),
+  };
 }
 
 const choose2 = (count: number) => (count * (count - 1)) / 2;
@@ -109,13 +115,22 @@ async function main(): Promise<void> {
   const traces = runs.map(traceOfRun);
   const familySizes = tally(runs.flatMap((run) => (familyOf.get(run.runId) ? [familyOf.get(run.runId)!] : [])));
   const recurring = new Set(
-    [...familySizes].filter(([family, size]) => size >= 3 && runs.some((run, index) => labels[index] === family && traces[index]!.tools.length >= 3)).map(([family]) => family),
+    [...familySizes]
+      .filter(([family, size]) => size >= 3 && runs.some((run, index) => labels[index] === family && traces[index]!.tools.length >= 3))
+      .map(([family]) => family),
   );
   const embedder = await createEmbedder(testModelSettings());
-  const vectors = await embedder.embed(runs.map((run) => run.goal), 'goal');
+  const vectors = await embedder.embed(
+    runs.map((run) => run.goal),
+    'goal',
+  );
   const procedures = new ProcedureTable(traces);
-  console.log(`# ${values.corpus}: ${runs.length} runs, ${recurring.size} recurring families, ${procedures.distinctCount} distinct procedures, ${embedder.modelId}, ${values.linkage} linkage`);
-  console.log('| design | largest component | homogeneity | completeness | ARI | clusters ≥ 3 | mixing families | recurring families: one clean | split |');
+  console.log(
+    `# ${values.corpus}: ${runs.length} runs, ${recurring.size} recurring families, ${procedures.distinctCount} distinct procedures, ${embedder.modelId}, ${values.linkage} linkage`,
+  );
+  console.log(
+    '| design | largest component | homogeneity | completeness | ARI | clusters ≥ 3 | mixing families | recurring families: one clean | split |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const design of values.designs.split(',')) {
     const clustering = await clusterRuns(vectors, runSimilarity(vectors, procedures, parseDesign(design)), {

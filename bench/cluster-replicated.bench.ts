@@ -123,23 +123,25 @@ function measure(corpusFile: string, n: number, design: string) {
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise<{ peakRssMiB: number; cpuSeconds: number; failure?: string; [figure: string]: number | string | undefined }>((resolve) => {
-    child.on('close', (code) => {
-      const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
-      const line = stdout.trim().split('\n').at(-1);
-      const peakRssMiB = rss ? Number(rss[1]) / 1024 : NaN;
-      // The whole child's CPU (corpus loading included): on a shared machine wall time waits for cores.
-      const cpuSeconds = ['User', 'System']
-        .map((kind) => Number(new RegExp(`${kind} time \\(seconds\\): ([\\d.]+)`).exec(stderr)?.[1] ?? NaN))
-        .reduce((sum, value) => sum + value, 0);
-      if (code !== 0 || !line) {
-        const reason = /(ClusterComponentTooLarge[^\n]*|RangeError[^\n]*|heap out of memory)/.exec(stderr)?.[0] ?? `exit ${code}`;
-        resolve({ peakRssMiB, cpuSeconds, failure: reason.slice(0, 160) });
-        return;
-      }
-      resolve({ ...(JSON.parse(line) as Record<string, number>), peakRssMiB, cpuSeconds });
-    });
-  });
+  return new Promise<{ peakRssMiB: number; cpuSeconds: number; failure?: string; [figure: string]: number | string | undefined }>(
+    (resolve) => {
+      child.on('close', (code) => {
+        const rss = /Maximum resident set size \(kbytes\): (\d+)/.exec(stderr);
+        const line = stdout.trim().split('\n').at(-1);
+        const peakRssMiB = rss ? Number(rss[1]) / 1024 : NaN;
+        // The whole child's CPU (corpus loading included): on a shared machine wall time waits for cores.
+        const cpuSeconds = ['User', 'System']
+          .map((kind) => Number(new RegExp(`${kind} time \\(seconds\\): ([\\d.]+)`).exec(stderr)?.[1] ?? NaN))
+          .reduce((sum, value) => sum + value, 0);
+        if (code !== 0 || !line) {
+          const reason = /(ClusterComponentTooLarge[^\n]*|RangeError[^\n]*|heap out of memory)/.exec(stderr)?.[0] ?? `exit ${code}`;
+          resolve({ peakRssMiB, cpuSeconds, failure: reason.slice(0, 160) });
+          return;
+        }
+        resolve({ ...(JSON.parse(line) as Record<string, number>), peakRssMiB, cpuSeconds });
+      });
+    },
+  );
 }
 
 async function embedCorpus(runsFile: string): Promise<string> {
@@ -149,7 +151,10 @@ async function embedCorpus(runsFile: string): Promise<string> {
     .filter((line) => line.trim() !== '')
     .map((line) => corpusRunSchema.parse(JSON.parse(line)));
   const embedder = await createEmbedder(testModelSettings());
-  const goalVectors = await embedder.embed(reports.map((report) => report.goal), 'goal');
+  const goalVectors = await embedder.embed(
+    reports.map((report) => report.goal),
+    'goal',
+  );
   const corpus: Corpus = {
     dimension: embedder.dimension,
     vectors: goalVectors.flatMap((vector) => [...vector]),
@@ -172,7 +177,9 @@ async function main(): Promise<void> {
       `optional step ${values['optional-rate']}, failed part-way ${values['failure-rate']}), ${values.linkage} linkage, ` +
       `${availableParallelism()} cores, node ${process.version}`,
   );
-  console.log('| design | n | time (wall) | child CPU | peak RSS | clusters (≥ 2) | components | largest component | distinct procedures |');
+  console.log(
+    '| design | n | time (wall) | child CPU | peak RSS | clusters (≥ 2) | components | largest component | distinct procedures |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const n of values.sizes.split(',').map(Number)) {
     for (const design of values.designs.split(',')) {

@@ -89,7 +89,23 @@ function measure(method: string, n: number): Promise<ChildResult & { peakRssMiB:
   const script = fileURLToPath(import.meta.url);
   const child = spawn(
     '/usr/bin/time',
-    ['-v', process.execPath, '--import', 'tsx', script, '--child', method, '--n', String(n), '--dimension', String(dimension), '--linkage', linkage, '--tau', String(similarityTau)],
+    [
+      '-v',
+      process.execPath,
+      '--import',
+      'tsx',
+      script,
+      '--child',
+      method,
+      '--n',
+      String(n),
+      '--dimension',
+      String(dimension),
+      '--linkage',
+      linkage,
+      '--tau',
+      String(similarityTau),
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let stdout = '';

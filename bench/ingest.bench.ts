@@ -132,19 +132,27 @@ async function orchestrate(): Promise<void> {
     const pool = createPool(url, { max: 1 });
     await migrate(pool);
     await pool.end();
-    console.log(`database: embedded PGlite (${values['data-dir'] ? `data dir ${values['data-dir']}` : 'in memory'}), Node ${process.version}`);
+    console.log(
+      `database: embedded PGlite (${values['data-dir'] ? `data dir ${values['data-dir']}` : 'in memory'}), Node ${process.version}`,
+    );
     for (const size of sizes) {
       const file = join(directory, `runs-${size}.jsonl`);
       const generationStarted = performance.now();
       await writeRuns(file, size, seed);
       const bytes = (await stat(file)).size;
-      console.log(`\n${size} runs: generated ${mebibytes(bytes)} MiB of JSONL in ${((performance.now() - generationStarted) / 1000).toFixed(1)} s`);
+      console.log(
+        `\n${size} runs: generated ${mebibytes(bytes)} MiB of JSONL in ${((performance.now() - generationStarted) / 1000).toFixed(1)} s`,
+      );
       const first = await ingestInChild(file, url, `bench-${size}`);
-      console.log(`  ingest:    ${first.inserted} inserted in ${first.seconds} s = ${first.runsPerSecond} runs/s; peak RSS ${first.peakRssMiB} MiB`);
+      console.log(
+        `  ingest:    ${first.inserted} inserted in ${first.seconds} s = ${first.runsPerSecond} runs/s; peak RSS ${first.peakRssMiB} MiB`,
+      );
       console.log(`             RSS samples (MiB): ${first.rssSamplesMiB.join(' ')}`);
       if (values.reingest) {
         const again = await ingestInChild(file, url, `bench-${size}`);
-        console.log(`  re-ingest: ${again.unchanged} unchanged, ${again.inserted} inserted in ${again.seconds} s = ${again.runsPerSecond} runs/s; peak RSS ${again.peakRssMiB} MiB`);
+        console.log(
+          `  re-ingest: ${again.unchanged} unchanged, ${again.inserted} inserted in ${again.seconds} s = ${again.runsPerSecond} runs/s; peak RSS ${again.peakRssMiB} MiB`,
+        );
       }
       await rm(file);
     }

@@ -81,10 +81,16 @@ try {
   );
   const latencies = rows.map((row) => Number(row.at) - sentAt.get(row.run_id)!).sort((a, b) => a - b);
   const percentile = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!;
-  console.log(`cores ${(await import('node:os')).availableParallelism()}, ${agents} agents, ${concurrency} concurrent senders, database ${embedded ? 'embedded PGlite' : 'native'}`);
+  console.log(
+    `cores ${(await import('node:os')).availableParallelism()}, ${agents} agents, ${concurrency} concurrent senders, database ${embedded ? 'embedded PGlite' : 'native'}`,
+  );
   console.log(`sent ${total} reports in ${sendSeconds.toFixed(1)} s (${(total / sendSeconds).toFixed(0)} reports/s signalled)`);
-  console.log(`recorded ${recorded}/${total} (lost ${total - recorded}) in ${allSeconds.toFixed(1)} s: ${(recorded / allSeconds).toFixed(0)} reports/s sustained end to end`);
-  console.log(`signal → recorded latency: p50 ${percentile(50).toFixed(0)} ms, p99 ${percentile(99).toFixed(0)} ms, max ${latencies.at(-1)!.toFixed(0)} ms`);
+  console.log(
+    `recorded ${recorded}/${total} (lost ${total - recorded}) in ${allSeconds.toFixed(1)} s: ${(recorded / allSeconds).toFixed(0)} reports/s sustained end to end`,
+  );
+  console.log(
+    `signal → recorded latency: p50 ${percentile(50).toFixed(0)} ms, p99 ${percentile(99).toFixed(0)} ms, max ${latencies.at(-1)!.toFixed(0)} ms`,
+  );
   worker.shutdown();
   await running;
   await workerConnection.close();

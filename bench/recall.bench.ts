@@ -100,10 +100,13 @@ try {
     for (let index = 0; index < queries + 20; index++) {
       const goal = `${goals[index % goals.length]} #${index}`;
       const started = performance.now();
-      const response = await fetch(`${api.url}/v1/recall?goal=${encodeURIComponent(goal)}&topK=2`, { headers: { authorization: `Bearer ${TOKEN}` } });
+      const response = await fetch(`${api.url}/v1/recall?goal=${encodeURIComponent(goal)}&topK=2`, {
+        headers: { authorization: `Bearer ${TOKEN}` },
+      });
       const body = (await response.json()) as { skills: unknown[] };
       if (index >= 20) http.push(performance.now() - started);
-      if (response.status !== 200 || body.skills.length !== 2) throw new Error(`GET /v1/recall answered ${response.status} with ${body.skills.length} skills`);
+      if (response.status !== 200 || body.skills.length !== 2)
+        throw new Error(`GET /v1/recall answered ${response.status} with ${body.skills.length} skills`);
     }
   } finally {
     await api.close();
@@ -111,7 +114,11 @@ try {
   await usage.flush();
 
   const agentSpecs = createAgentSpecRepository({ pool: database.pool, skills: populated.skills });
-  await agentSpecs.set(BENCH_TENANT, 'bench-agent', Array.from({ length: 20 }, (_, index) => benchSkillName(index)));
+  await agentSpecs.set(
+    BENCH_TENANT,
+    'bench-agent',
+    Array.from({ length: 20 }, (_, index) => benchSkillName(index)),
+  );
   const open: number[] = [];
   let catalogEntries = 0;
   for (let index = 0; index < sessionCount + 10; index++) {

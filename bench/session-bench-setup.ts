@@ -43,7 +43,10 @@ function skillFiles(name: string, index: number): Map<string, Uint8Array> {
 }
 
 function randomUnitVector(random: ReturnType<typeof createSeededRandom>, dimension: number): Float32Array {
-  const values = Float32Array.from({ length: dimension }, () => Math.sqrt(-2 * Math.log(1 - random.next())) * Math.cos(2 * Math.PI * random.next()));
+  const values = Float32Array.from(
+    { length: dimension },
+    () => Math.sqrt(-2 * Math.log(1 - random.next())) * Math.cos(2 * Math.PI * random.next()),
+  );
   const norm = Math.hypot(...values) || 1;
   return values.map((value) => value / norm);
 }
@@ -68,7 +71,11 @@ export interface Populated {
 }
 
 /** Installs `count` real skills and one procedure each; builds the HNSW index. */
-export async function populate(database: BenchDatabase, count: number, options: { dimension: number; modelId: string; seed?: number; concurrency?: number }): Promise<Populated> {
+export async function populate(
+  database: BenchDatabase,
+  count: number,
+  options: { dimension: number; modelId: string; seed?: number; concurrency?: number },
+): Promise<Populated> {
   const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
   const random = createSeededRandom(options.seed ?? 7);
   const revisions: SkillRevision[] = new Array(count);
@@ -80,7 +87,11 @@ export async function populate(database: BenchDatabase, count: number, options: 
       while (next < count) {
         const index = next++;
         const name = benchSkillName(index);
-        revisions[index] = await skills.install(BENCH_TENANT, { directoryName: name, files: skillFiles(name, index) }, { source: 'operator' });
+        revisions[index] = await skills.install(
+          BENCH_TENANT,
+          { directoryName: name, files: skillFiles(name, index) },
+          { source: 'operator' },
+        );
         if (index > 0 && index % 5000 === 0) process.stderr.write(`  installed ${index} skills\n`);
       }
     }),

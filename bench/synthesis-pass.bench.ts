@@ -77,7 +77,8 @@ try {
 
   const steps = new Map<string, number>();
   const scheduled = new Map<string, { name: string; at: number }>();
-  const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
+  const millis = (time: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+    Number(time?.seconds ?? 0) * 1000 + (time?.nanos ?? 0) / 1e6;
   for (const event of (await handle.fetchHistory()).events ?? []) {
     // Top-level steps only; the per-cluster children are timed as one span below.
     const name = event.activityTaskScheduledEventAttributes?.activityType?.name;
@@ -91,13 +92,16 @@ try {
   const events = (await handle.fetchHistory()).events ?? [];
   const firstChild = events.find((event) => event.startChildWorkflowExecutionInitiatedEventAttributes);
   const lastChild = [...events].reverse().find((event) => event.childWorkflowExecutionCompletedEventAttributes);
-  if (firstChild && lastChild) steps.set('clusters (children: distill → reconcile → install)', millis(lastChild.eventTime) - millis(firstChild.eventTime));
+  if (firstChild && lastChild)
+    steps.set('clusters (children: distill → reconcile → install)', millis(lastChild.eventTime) - millis(firstChild.eventTime));
 
   console.log(`pass ${record.status}: ${JSON.stringify(record.counts)}`);
   console.log(`| step | wall time |\n|---|---|`);
   for (const [name, ms] of steps) console.log(`| ${name} | ${seconds(ms)} |`);
   console.log(`| whole pass (client view) | ${seconds(total)} |`);
-  console.log(`peak RSS of this process (PGlite + worker + embedder): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB; cores: ${(await import('node:os')).availableParallelism()}`);
+  console.log(
+    `peak RSS of this process (PGlite + worker + embedder): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB; cores: ${(await import('node:os')).availableParallelism()}`,
+  );
   await workerConnection.close();
   await connection.close();
 } finally {

@@ -14,83 +14,88 @@ const booleanFlag = z
 const fraction = z.coerce.number().min(0).max(1);
 const positiveInt = z.coerce.number().int().positive();
 
-const environmentSchema = z.object({
-  SKILLSMITH_HOME: z.string().min(1).default('.skillsmith'),
-  DATABASE_URL: z
-    .string()
-    .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// URL')
-    .optional(),
-  TEMPORAL_ADDRESS: z
-    .string()
-    .regex(/^[^\s:/]+:\d{1,5}$/, 'host:port, e.g. 127.0.0.1:7233')
-    .optional(),
-  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-  TEMPORAL_TASK_QUEUE: z.string().min(1).default('skillsmith'),
-  TEMPORAL_CLI_PATH: z.string().min(1).optional(),
-  SKILLSMITH_TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
-  SKILLSMITH_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
-  SKILLSMITH_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(5433),
-  SKILLSMITH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  SKILLSMITH_SKILL_LICENSE: z.string().min(1).default('Apache-2.0'),
+const environmentSchema = z
+  .object({
+    SKILLSMITH_HOME: z.string().min(1).default('.skillsmith'),
+    DATABASE_URL: z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// URL')
+      .optional(),
+    TEMPORAL_ADDRESS: z
+      .string()
+      .regex(/^[^\s:/]+:\d{1,5}$/, 'host:port, e.g. 127.0.0.1:7233')
+      .optional(),
+    TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+    TEMPORAL_TASK_QUEUE: z.string().min(1).default('skillsmith'),
+    TEMPORAL_CLI_PATH: z.string().min(1).optional(),
+    SKILLSMITH_TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+    SKILLSMITH_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
+    SKILLSMITH_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(5433),
+    SKILLSMITH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    SKILLSMITH_SKILL_LICENSE: z.string().min(1).default('Apache-2.0'),
 
-  SKILLSMITH_EMBEDDING_MODEL: z.string().min(1).default('nomic-ai/nomic-embed-text-v1.5'),
-  SKILLSMITH_MODEL_DIR: z.string().min(1).optional(),
-  SKILLSMITH_ALLOW_REMOTE_MODELS: booleanFlag.default(false),
-  SKILLSMITH_EMBEDDING_POOLING: z.enum(['mean', 'cls']).default('mean'),
-  SKILLSMITH_EMBEDDING_PREFIXES: z.enum(['nomic', 'none']).default('nomic'),
-  SKILLSMITH_EMBEDDING_DIMENSION: positiveInt.optional(),
-  SKILLSMITH_EMBEDDING_BATCH_SIZE: positiveInt.max(1024).default(32),
+    SKILLSMITH_EMBEDDING_MODEL: z.string().min(1).default('nomic-ai/nomic-embed-text-v1.5'),
+    SKILLSMITH_MODEL_DIR: z.string().min(1).optional(),
+    SKILLSMITH_ALLOW_REMOTE_MODELS: booleanFlag.default(false),
+    SKILLSMITH_EMBEDDING_POOLING: z.enum(['mean', 'cls']).default('mean'),
+    SKILLSMITH_EMBEDDING_PREFIXES: z.enum(['nomic', 'none']).default('nomic'),
+    SKILLSMITH_EMBEDDING_DIMENSION: positiveInt.optional(),
+    SKILLSMITH_EMBEDDING_BATCH_SIZE: positiveInt.max(1024).default(32),
 
-  SKILLSMITH_SIMILARITY_TAU: fraction.default(0.82),
-  SKILLSMITH_CLUSTER_LINKAGE: z.enum(['average', 'complete', 'single']).default('average'),
-  // Unset: the embedding model's measured defaults (clusteringDefaultsByModel).
-  SKILLSMITH_CLUSTER_SIMILARITY: z.enum(['goal', 'product', 'mix', 'gate']).optional(),
-  SKILLSMITH_CLUSTER_TAU: fraction.optional(),
-  SKILLSMITH_CLUSTER_GOAL_WEIGHT: fraction.optional(),
-  SKILLSMITH_CLUSTER_TOOL_TAU: fraction.optional(),
-  SKILLSMITH_CLUSTER_MAX_COMPONENT: positiveInt.default(15_000),
-  SKILLSMITH_MIN_OCCURRENCES: positiveInt.default(3),
-  SKILLSMITH_MIN_SUCCESS_RATE: fraction.default(0.8),
-  SKILLSMITH_MIN_STEPS: positiveInt.default(3),
-  SKILLSMITH_MAX_CLUSTERS_PER_PASS: positiveInt.default(10),
-  SKILLSMITH_SYNTHESIS_ENABLED: booleanFlag.default(true),
-  SKILLSMITH_DISTILLER: z.enum(['llm', 'extractive']).default('llm'),
-  // Unset: the embedding model's calibrated default (src/recall/recall-threshold.ts, bench/README.md).
-  SKILLSMITH_RECALL_THRESHOLD: z.coerce.number().min(-1).max(1).optional(),
+    SKILLSMITH_SIMILARITY_TAU: fraction.default(0.82),
+    SKILLSMITH_CLUSTER_LINKAGE: z.enum(['average', 'complete', 'single']).default('average'),
+    // Unset: the embedding model's measured defaults (clusteringDefaultsByModel).
+    SKILLSMITH_CLUSTER_SIMILARITY: z.enum(['goal', 'product', 'mix', 'gate']).optional(),
+    SKILLSMITH_CLUSTER_TAU: fraction.optional(),
+    SKILLSMITH_CLUSTER_GOAL_WEIGHT: fraction.optional(),
+    SKILLSMITH_CLUSTER_TOOL_TAU: fraction.optional(),
+    SKILLSMITH_CLUSTER_MAX_COMPONENT: positiveInt.default(15_000),
+    SKILLSMITH_MIN_OCCURRENCES: positiveInt.default(3),
+    SKILLSMITH_MIN_SUCCESS_RATE: fraction.default(0.8),
+    SKILLSMITH_MIN_STEPS: positiveInt.default(3),
+    SKILLSMITH_MAX_CLUSTERS_PER_PASS: positiveInt.default(10),
+    SKILLSMITH_SYNTHESIS_ENABLED: booleanFlag.default(true),
+    SKILLSMITH_DISTILLER: z.enum(['llm', 'extractive']).default('llm'),
+    // Unset: the embedding model's calibrated default (src/recall/recall-threshold.ts, bench/README.md).
+    SKILLSMITH_RECALL_THRESHOLD: z.coerce.number().min(-1).max(1).optional(),
 
-  SKILLSMITH_LLM_BASE_URL: z.url({ message: 'an http(s) URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1' }).optional(),
-  SKILLSMITH_LLM_MODEL: z.string().min(1).default('llama3.1'),
-  SKILLSMITH_LLM_API_KEY: z.string().min(1).optional(),
-  SKILLSMITH_LLM_TIMEOUT_MS: positiveInt.default(120_000),
+    SKILLSMITH_LLM_BASE_URL: z.url({ message: 'an http(s) URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1' }).optional(),
+    SKILLSMITH_LLM_MODEL: z.string().min(1).default('llama3.1'),
+    SKILLSMITH_LLM_API_KEY: z.string().min(1).optional(),
+    SKILLSMITH_LLM_TIMEOUT_MS: positiveInt.default(120_000),
 
-  SKILLSMITH_API_HOST: z.string().min(1).default('127.0.0.1'),
-  SKILLSMITH_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-  SKILLSMITH_API_TOKENS: z.string().min(1).optional(),
-  SKILLSMITH_API_BODY_LIMIT: positiveInt.default(1_048_576),
-  SKILLSMITH_SKILL_SYNC_MAX_BYTES: positiveInt.default(4096),
+    SKILLSMITH_API_HOST: z.string().min(1).default('127.0.0.1'),
+    SKILLSMITH_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
+    SKILLSMITH_API_TOKENS: z.string().min(1).optional(),
+    SKILLSMITH_API_BODY_LIMIT: positiveInt.default(1_048_576),
+    SKILLSMITH_SKILL_SYNC_MAX_BYTES: positiveInt.default(4096),
 
-  SKILLSMITH_AUTHORING_ENABLED: booleanFlag.default(false),
-  SKILLSMITH_REVIEW_ENABLED: booleanFlag.default(false),
-  SKILLSMITH_APPROVAL_PROFILE: z.enum(['none', 'skill_authoring']).default('none'),
-  SKILLSMITH_APPROVAL_TTL_HOURS: positiveInt.default(72),
-}).superRefine((environment, context) => {
-  if (environment.SKILLSMITH_RECALL_THRESHOLD === undefined && defaultRecallThreshold(environment.SKILLSMITH_EMBEDDING_MODEL) === undefined) {
-    context.addIssue({
-      code: 'custom',
-      path: ['SKILLSMITH_RECALL_THRESHOLD'],
-      message: `no calibrated recall threshold for ${environment.SKILLSMITH_EMBEDDING_MODEL}: set one (bench/README.md says how to calibrate it)`,
-    });
-  }
-  // The 002 spec's rollout controls: background review is invalid without foreground authoring.
-  if (environment.SKILLSMITH_REVIEW_ENABLED && !environment.SKILLSMITH_AUTHORING_ENABLED) {
-    context.addIssue({
-      code: 'custom',
-      path: ['SKILLSMITH_REVIEW_ENABLED'],
-      message:
-        'background review requires foreground authoring: set SKILLSMITH_AUTHORING_ENABLED=true, or SKILLSMITH_REVIEW_ENABLED=false',
-    });
-  }
-});
+    SKILLSMITH_AUTHORING_ENABLED: booleanFlag.default(false),
+    SKILLSMITH_REVIEW_ENABLED: booleanFlag.default(false),
+    SKILLSMITH_APPROVAL_PROFILE: z.enum(['none', 'skill_authoring']).default('none'),
+    SKILLSMITH_APPROVAL_TTL_HOURS: positiveInt.default(72),
+  })
+  .superRefine((environment, context) => {
+    if (
+      environment.SKILLSMITH_RECALL_THRESHOLD === undefined &&
+      defaultRecallThreshold(environment.SKILLSMITH_EMBEDDING_MODEL) === undefined
+    ) {
+      context.addIssue({
+        code: 'custom',
+        path: ['SKILLSMITH_RECALL_THRESHOLD'],
+        message: `no calibrated recall threshold for ${environment.SKILLSMITH_EMBEDDING_MODEL}: set one (bench/README.md says how to calibrate it)`,
+      });
+    }
+    // The 002 spec's rollout controls: background review is invalid without foreground authoring.
+    if (environment.SKILLSMITH_REVIEW_ENABLED && !environment.SKILLSMITH_AUTHORING_ENABLED) {
+      context.addIssue({
+        code: 'custom',
+        path: ['SKILLSMITH_REVIEW_ENABLED'],
+        message:
+          'background review requires foreground authoring: set SKILLSMITH_AUTHORING_ENABLED=true, or SKILLSMITH_REVIEW_ENABLED=false',
+      });
+    }
+  });
 
 export type Environment = z.input<typeof environmentSchema>;
 
@@ -214,10 +219,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const variable = String(issue.path[0] ?? 'environment');
-    throw new ConfigError(
-      variable,
-      `invalid ${variable}=${JSON.stringify(env[variable])}: ${issue.message}`,
-    );
+    throw new ConfigError(variable, `invalid ${variable}=${JSON.stringify(env[variable])}: ${issue.message}`);
   }
   const e = parsed.data;
   const clustering = clusteringDefaultsFor(e.SKILLSMITH_EMBEDDING_MODEL);

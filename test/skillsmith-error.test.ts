@@ -85,7 +85,14 @@ describe('SkillsmithError: one base for every error', () => {
   });
 
   it('finds the error classes of every area (the scan is not empty)', () => {
-    for (const name of ['SkillNotFound', 'SkillNameInvalid', 'SessionNotFound', 'TemporalUnavailable', 'ReviewedRunMissing', 'ConfigError']) {
+    for (const name of [
+      'SkillNotFound',
+      'SkillNameInvalid',
+      'SessionNotFound',
+      'TemporalUnavailable',
+      'ReviewedRunMissing',
+      'ConfigError',
+    ]) {
       expect(classes.has(name), name).toBe(true);
     }
     expect(classes.size).toBeGreaterThanOrEqual(60);

@@ -22,7 +22,10 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
     // The SDK's own logs (bundler output, state changes) only at warn and above; ours go through pino.
     // Core's native logs are forwarded to that logger (stderr): printed directly they go to
     // stdout and break the --json output of commands that run a worker in-process (demo, eval).
-    Runtime.install({ logger: new DefaultLogger('WARN'), telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } } });
+    Runtime.install({
+      logger: new DefaultLogger('WARN'),
+      telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+    });
     runtimeInstalled = true;
   }
   const connection = await NativeConnection.connect({ address: options.address });

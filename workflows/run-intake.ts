@@ -51,7 +51,9 @@ export async function runIntake(input: RunIntakeInput): Promise<{ recorded: numb
       result.review.map((runId) =>
         startChild(runReview, {
           workflowId: reviewWorkflowId(input.tenantId, runId),
-          args: [{ tenantId: input.tenantId, runId, ...(input.reviewDeadlineMs === undefined ? {} : { deadlineMs: input.reviewDeadlineMs }) }],
+          args: [
+            { tenantId: input.tenantId, runId, ...(input.reviewDeadlineMs === undefined ? {} : { deadlineMs: input.reviewDeadlineMs }) },
+          ],
           parentClosePolicy: ParentClosePolicy.ABANDON,
           workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         }).catch((error: Error) => {

@@ -45,7 +45,12 @@ const { clusterPassGoals } = proxyActivities<Activities>({
   summary: 'cluster goals at cosine ≥ τ and qualify clusters',
   startToCloseTimeout: '1 hour',
   heartbeatTimeout: '5 minutes',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumAttempts: 3, nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES] },
+  retry: {
+    initialInterval: '5 seconds',
+    backoffCoefficient: 2,
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
+  },
 });
 
 export const passProgressQuery = defineQuery<PassProgress>(PASS_PROGRESS_QUERY);
@@ -86,7 +91,13 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
     await embedGoals({ tenantId });
 
     progress.stage = 'clustering';
-    const clustered = await clusterPassGoals({ tenantId, passId, since: extracted.since, until: extracted.until, full: input.full ?? false });
+    const clustered = await clusterPassGoals({
+      tenantId,
+      passId,
+      since: extracted.since,
+      until: extracted.until,
+      full: input.full ?? false,
+    });
     // What waits past the budget is in the memo from here on (histories before it had no such count).
     const waiting = clustered.pendingCount === undefined ? {} : { pending: clustered.pendingCount, carried: clustered.carriedCount ?? 0 };
     progress.counts = { ...progress.counts, clusters: clustered.clusterCount, qualifying: clustered.qualifyingCount, ...waiting };

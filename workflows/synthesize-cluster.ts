@@ -43,9 +43,7 @@ export interface SynthesizeClusterInput {
   clusterKey: string;
 }
 
-export type SynthesizeClusterResult =
-  | InstallClusterResult
-  | { decision: 'llm-unavailable'; reason: string };
+export type SynthesizeClusterResult = InstallClusterResult | { decision: 'llm-unavailable'; reason: string };
 
 /** Error types that mean the model cannot be used at all: the pass stops installing. */
 export const LLM_UNAVAILABLE_TYPES = ['LlmUnavailable', 'LlmNotConfigured', 'LlmResponseInvalid'];
@@ -61,7 +59,8 @@ export async function synthesizeCluster(input: SynthesizeClusterInput): Promise<
   if (patched(RECONCILE_FIRST_PATCH)) {
     const decided = await reconcileCluster(input);
     if (decided.decision === 'skipped') return { decision: 'skipped', reason: decided.reason };
-    if (decided.decision === 'noop') return { decision: 'noop', skillName: decided.skillName ?? '', revision: decided.revision, reason: decided.reason };
+    if (decided.decision === 'noop')
+      return { decision: 'noop', skillName: decided.skillName ?? '', revision: decided.revision, reason: decided.reason };
   }
   let distilled;
   try {

@@ -78,10 +78,7 @@ export interface RunningApi {
 }
 
 /** Builds the server and listens on host:port (config.api unless given). */
-export async function startApiServer(
-  dependencies: ApiDependencies,
-  listen: { host?: string; port?: number } = {},
-): Promise<RunningApi> {
+export async function startApiServer(dependencies: ApiDependencies, listen: { host?: string; port?: number } = {}): Promise<RunningApi> {
   const app = await buildApiServer(dependencies);
   const host = listen.host ?? dependencies.config.api.host;
   const port = listen.port ?? dependencies.config.api.port;

@@ -27,7 +27,8 @@ function lazily<T>(load: () => Promise<T>): () => Promise<T> {
 export function createRunIntake(config: Config, temporalAddress: string | undefined): ReportRunFunction {
   const temporal = lazily<Client>(async () => {
     const address = temporalAddress ?? config.temporal.address;
-    if (!address) throw new TemporalUnavailable('no Temporal for the run intake: set TEMPORAL_ADDRESS, or run the API inside `skillsmith up`');
+    if (!address)
+      throw new TemporalUnavailable('no Temporal for the run intake: set TEMPORAL_ADDRESS, or run the API inside `skillsmith up`');
     try {
       return new Client({ connection: await Connection.connect({ address, connectTimeout: 5_000 }), namespace: config.temporal.namespace });
     } catch (error) {

@@ -82,20 +82,17 @@ export async function insertApproval(db: Queryable, tenantId: string, approval: 
 }
 
 export async function findApproval(db: Queryable, tenantId: string, id: string): Promise<Approval | undefined> {
-  const result = await db.query<ApprovalRow>(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE tenant_id = $1 AND id = $2`, [
-    tenantId,
-    id,
-  ]);
+  const result = await db.query<ApprovalRow>(`SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
   const row = result.rows[0];
   return row ? toApproval(row) : undefined;
 }
 
 /** The stored package archive of an approval. */
 export async function findApprovalPackage(db: Queryable, tenantId: string, id: string): Promise<Uint8Array | undefined> {
-  const result = await db.query<{ package_archive: Buffer }>(
-    `SELECT package_archive FROM approvals WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, id],
-  );
+  const result = await db.query<{ package_archive: Buffer }>(`SELECT package_archive FROM approvals WHERE tenant_id = $1 AND id = $2`, [
+    tenantId,
+    id,
+  ]);
   const row = result.rows[0];
   return row ? new Uint8Array(row.package_archive) : undefined;
 }
@@ -143,12 +140,7 @@ export async function resolveApproval(
 }
 
 /** Expire every pending approval created at or before `cutoff`; returns the expired ones. */
-export async function expireApprovals(
-  db: Queryable,
-  tenantId: string,
-  cutoff: Date,
-  resolvedBy: string,
-): Promise<Approval[]> {
+export async function expireApprovals(db: Queryable, tenantId: string, cutoff: Date, resolvedBy: string): Promise<Approval[]> {
   const result = await db.query<ApprovalRow>(
     `UPDATE approvals
      SET status = 'expired', resolved_at = now(), resolved_by = $3, resolution_reason = 'older than the approval TTL'

@@ -3,7 +3,14 @@ import { readPackageArchive } from '../skills/package-archive.ts';
 import type { SkillPackage } from '../skills/skill-package.ts';
 import { SkillRevisionConflict, SkillSourceImmutable } from '../skills/skill-errors.ts';
 import { SkillNameNotUnique } from '../skills/validation-errors.ts';
-import { expireApprovals, findApproval, listApprovals, findApprovalPackage, resolveApproval, type ApprovalResolution } from './approval-repository.ts';
+import {
+  expireApprovals,
+  findApproval,
+  listApprovals,
+  findApprovalPackage,
+  resolveApproval,
+  type ApprovalResolution,
+} from './approval-repository.ts';
 import { type Approval, type ApprovalStatus } from './approval.ts';
 import { withTransaction } from '../store/database.ts';
 import { recordSkillEvent } from '../store/skill-event-repository.ts';
@@ -120,7 +127,11 @@ export function createApprovals({ pool, repository, ttlHours }: ApprovalsDepende
       expectedRevision: approval.currentRevision,
       authoredBy: approvalAuthoredBy(approval),
       inTransaction: async (client, installed) => {
-        const resolved = await resolveApproval(client, tenantId, id, { status: 'approved', resolvedBy, installedRevision: installed.revision });
+        const resolved = await resolveApproval(client, tenantId, id, {
+          status: 'approved',
+          resolvedBy,
+          installedRevision: installed.revision,
+        });
         // Resolved concurrently: roll the install back with it.
         if (!resolved) throw new ApprovalNotPending(id, 'resolved concurrently');
         approved = resolved;
@@ -139,7 +150,8 @@ export function createApprovals({ pool, repository, ttlHours }: ApprovalsDepende
     if (error instanceof ApprovalNotPending || (now !== undefined && now.status !== 'pending')) {
       throw new ApprovalNotPending(id, now?.status ?? 'missing');
     }
-    if (!(error instanceof SkillRevisionConflict || error instanceof SkillNameNotUnique || error instanceof SkillSourceImmutable)) throw error;
+    if (!(error instanceof SkillRevisionConflict || error instanceof SkillNameNotUnique || error instanceof SkillSourceImmutable))
+      throw error;
     const currentRevision = error instanceof SkillRevisionConflict ? error.currentRevision : null;
     await recordSkillEvent(pool, tenantId, {
       kind: 'authoring.conflict',

@@ -68,8 +68,9 @@ export async function updateSkillManageInvocationResult(
   invocationId: string,
   result: Record<string, unknown>,
 ): Promise<void> {
-  await db.query(
-    `UPDATE skill_manage_invocations SET result = $3, updated_at = now() WHERE tenant_id = $1 AND invocation_id = $2`,
-    [tenantId, invocationId, JSON.stringify(result)],
-  );
+  await db.query(`UPDATE skill_manage_invocations SET result = $3, updated_at = now() WHERE tenant_id = $1 AND invocation_id = $2`, [
+    tenantId,
+    invocationId,
+    JSON.stringify(result),
+  ]);
 }

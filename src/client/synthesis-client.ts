@@ -44,7 +44,8 @@ export async function passResult(handle: WorkflowHandle): Promise<PassRecord> {
 /** "24h", "90m", "30s", "1d" → a duration Temporal accepts; anything else is refused. */
 export function parseEvery(every: string): string {
   const match = /^(\d+)(s|m|h|d)$/.exec(every.trim());
-  if (!match || Number(match[1]) === 0) throw new Error(`invalid --every ${JSON.stringify(every)}: use a number and a unit, e.g. 24h, 90m, 1d`);
+  if (!match || Number(match[1]) === 0)
+    throw new Error(`invalid --every ${JSON.stringify(every)}: use a number and a unit, e.g. 24h, 90m, 1d`);
   return `${match[1]}${match[2]}`;
 }
 
@@ -52,7 +53,11 @@ export function parseEvery(every: string): string {
 export function formatEvery(every: string): string {
   const ms = Number(every);
   if (!Number.isFinite(ms) || ms <= 0) return every;
-  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1_000]] as const) {
+  for (const [unit, size] of [
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1_000],
+  ] as const) {
     if (ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;
@@ -81,7 +86,12 @@ export async function setSynthesisSchedule(client: Client, options: { tenantId: 
   };
   const handle = client.schedule.getHandle(scheduleId);
   try {
-    await handle.update((previous) => ({ ...previous, spec, action, policies: { ...previous.policies, overlap: ScheduleOverlapPolicy.SKIP } }));
+    await handle.update((previous) => ({
+      ...previous,
+      spec,
+      action,
+      policies: { ...previous.policies, overlap: ScheduleOverlapPolicy.SKIP },
+    }));
   } catch (error) {
     if (!(error instanceof ScheduleNotFoundError)) throw error;
     await client.schedule.create({

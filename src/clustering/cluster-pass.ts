@@ -60,7 +60,10 @@ export interface ClusterPassResult {
 }
 
 export function clusterIdOf(runIds: string[]): string {
-  return createHash('sha256').update([...runIds].sort().join('\n')).digest('hex').slice(0, 16);
+  return createHash('sha256')
+    .update([...runIds].sort().join('\n'))
+    .digest('hex')
+    .slice(0, 16);
 }
 
 /**
@@ -91,9 +94,7 @@ export async function clusterRunGoals(
   }
   options.onStage?.('clustering');
   const goalVectors = runs.map((run) => vectorByRun.get(run.runId)!);
-  const procedures = new ProcedureTable(
-    runs.map((run) => ({ tools: run.successfulTools })),
-  );
+  const procedures = new ProcedureTable(runs.map((run) => ({ tools: run.successfulTools })));
   const similarity = runSimilarity(goalVectors, procedures, {
     design: synthesis.clusterSimilarity,
     goalTau: synthesis.similarityTau,
@@ -120,15 +121,10 @@ export async function clusterRunGoals(
       ...assessment,
       clusterId: clusterIdOf(clusterRunIds),
       runIds: clusterRunIds,
-      successfulRunIds: clusterRuns
-        .filter((run) => isSuccessfulSequence(run, synthesis.minSteps))
-        .map((run) => run.runId),
+      successfulRunIds: clusterRuns.filter((run) => isSuccessfulSequence(run, synthesis.minSteps)).map((run) => run.runId),
     };
   });
-  clusters.sort(
-    (a, b) =>
-      (a.rank ?? Infinity) - (b.rank ?? Infinity) || b.size - a.size || a.clusterId.localeCompare(b.clusterId),
-  );
+  clusters.sort((a, b) => (a.rank ?? Infinity) - (b.rank ?? Infinity) || b.size - a.size || a.clusterId.localeCompare(b.clusterId));
   return {
     tenantId,
     modelId: options.modelId,

@@ -68,10 +68,7 @@ export function assessClusters(clusters: ClusterRun[][], thresholds: Qualificati
     const tooShortRuns = completedRuns.length - successfulRuns;
     const attempts = successfulRuns + failedRuns;
     const successRate = attempts === 0 ? 0 : successfulRuns / attempts;
-    const longestSuccessfulSequence = completedRuns.reduce(
-      (longest, run) => Math.max(longest, run.successfulToolCalls),
-      0,
-    );
+    const longestSuccessfulSequence = completedRuns.reduce((longest, run) => Math.max(longest, run.successfulToolCalls), 0);
     const base = {
       clusterIndex,
       size: runs.length,
@@ -123,10 +120,7 @@ export function assessClusters(clusters: ClusterRun[][], thresholds: Qualificati
     .filter((assessment) => assessment.qualifies)
     .sort(
       (a, b) =>
-        clusterValue(b) - clusterValue(a) ||
-        b.successfulRuns - a.successfulRuns ||
-        b.size - a.size ||
-        a.clusterIndex - b.clusterIndex,
+        clusterValue(b) - clusterValue(a) || b.successfulRuns - a.successfulRuns || b.size - a.size || a.clusterIndex - b.clusterIndex,
     )
     .forEach((assessment, position) => {
       assessment.rank = position + 1;

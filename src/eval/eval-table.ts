@@ -30,7 +30,9 @@ export function formatEvalReport(report: EvalReport): string {
     ],
     [
       'held-out top-1 / top-2 where the family has a skill',
-      heldout ? `${heldout.top1} / ${heldout.top2} of ${heldout.covered} = ${percent(heldout.top1CoveredRate)} / ${percent(heldout.top2CoveredRate)}` : '–',
+      heldout
+        ? `${heldout.top1} / ${heldout.top2} of ${heldout.covered} = ${percent(heldout.top1CoveredRate)} / ${percent(heldout.top2CoveredRate)}`
+        : '–',
     ],
     ['in-sample recall top-1', `${inSample.top1} / ${inSample.goals} = ${percent(inSample.rate)}`],
     [

@@ -33,9 +33,7 @@ export class LlmResponseInvalid extends SkillsmithError {
 }
 
 const completionSchema = z.object({
-  choices: z
-    .array(z.object({ message: z.object({ content: z.string().nullable() }) }))
-    .min(1, 'the completion has no choices'),
+  choices: z.array(z.object({ message: z.object({ content: z.string().nullable() }) })).min(1, 'the completion has no choices'),
 });
 
 export interface ChatClientOptions {
@@ -69,7 +67,9 @@ export function createChatClient(options: ChatClientOptions): ChatClient {
               { role: 'user', content: request.user },
             ],
           }),
-          signal: request.signal ? AbortSignal.any([request.signal, AbortSignal.timeout(options.timeoutMs)]) : AbortSignal.timeout(options.timeoutMs),
+          signal: request.signal
+            ? AbortSignal.any([request.signal, AbortSignal.timeout(options.timeoutMs)])
+            : AbortSignal.timeout(options.timeoutMs),
         });
       } catch (error) {
         const cause = (error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).name;

@@ -13,5 +13,10 @@ export function createConfiguredChatClient(config: Pick<Config, 'llm'>, purpose:
   if (!config.llm.baseUrl) {
     throw new LlmNotConfigured(`${purpose} needs an LLM but SKILLSMITH_LLM_BASE_URL is not set: point it at an OpenAI-compatible API`);
   }
-  return createChatClient({ baseUrl: config.llm.baseUrl, model: config.llm.model, apiKey: config.llm.apiKey, timeoutMs: config.llm.timeoutMs });
+  return createChatClient({
+    baseUrl: config.llm.baseUrl,
+    model: config.llm.model,
+    apiKey: config.llm.apiKey,
+    timeoutMs: config.llm.timeoutMs,
+  });
 }

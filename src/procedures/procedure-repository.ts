@@ -60,10 +60,7 @@ export async function checkProcedureModel(db: Queryable, tenantId: string, model
 }
 
 export async function findProcedureByName(db: Queryable, tenantId: string, name: string): Promise<Procedure | undefined> {
-  const { rows } = await db.query<ProcedureRow>(`SELECT ${COLUMNS} FROM procedures WHERE tenant_id = $1 AND name = $2`, [
-    tenantId,
-    name,
-  ]);
+  const { rows } = await db.query<ProcedureRow>(`SELECT ${COLUMNS} FROM procedures WHERE tenant_id = $1 AND name = $2`, [tenantId, name]);
   return rows[0] ? toProcedure(rows[0]) : undefined;
 }
 
@@ -73,7 +70,13 @@ export async function findProcedureById(db: Queryable, tenantId: string, id: str
 }
 
 export async function findProcedureStates(db: Queryable, tenantId: string, names: string[]): Promise<Map<string, ProcedureState>> {
-  const { rows } = await db.query<{ name: string; enabled: boolean; superseded_by: string | null; success_count: number; attempt_count: number }>(
+  const { rows } = await db.query<{
+    name: string;
+    enabled: boolean;
+    superseded_by: string | null;
+    success_count: number;
+    attempt_count: number;
+  }>(
     `SELECT p.name, p.enabled, s.name AS superseded_by, p.success_count, p.attempt_count
        FROM procedures p LEFT JOIN procedures s ON s.tenant_id = p.tenant_id AND s.id = p.superseded_by
       WHERE p.tenant_id = $1 AND p.name = ANY($2::text[])`,
@@ -99,7 +102,10 @@ export async function listProcedures(db: Queryable, tenantId: string): Promise<P
 }
 
 /** What a new revision changes on its procedure: content, not identity and not the track record. */
-export type ProcedureContent = Pick<Procedure, 'skillId' | 'name' | 'revision' | 'whenToUse' | 'toolSequence' | 'toolsRequired' | 'embeddingModel'> & {
+export type ProcedureContent = Pick<
+  Procedure,
+  'skillId' | 'name' | 'revision' | 'whenToUse' | 'toolSequence' | 'toolsRequired' | 'embeddingModel'
+> & {
   embedding: Float32Array;
 };
 
@@ -134,7 +140,11 @@ export async function insertProcedure(db: pg.PoolClient, tenantId: string, write
     ],
   );
   const procedure = toProcedure(rows[0]!);
-  await storeWhenToUseVector(db, tenantId, procedure.id, { text: write.whenToUse, embedding: write.embedding, modelId: write.embeddingModel });
+  await storeWhenToUseVector(db, tenantId, procedure.id, {
+    text: write.whenToUse,
+    embedding: write.embedding,
+    modelId: write.embeddingModel,
+  });
   return procedure;
 }
 
@@ -148,7 +158,6 @@ export async function updateProcedure(db: pg.PoolClient, tenantId: string, id: s
   );
   await storeWhenToUseVector(db, tenantId, id, { text: write.whenToUse, embedding: write.embedding, modelId: write.embeddingModel });
 }
-
 
 /**
  * Adds runs to a procedure's track record, each at most once: a run already counted (by an earlier
@@ -314,7 +323,13 @@ export async function hasProcedures(db: Queryable, tenantId: string): Promise<bo
 }
 
 /** Re-embeds one procedure's when_to_use with another model (`skillsmith reembed`), its recall vector too. */
-export async function replaceProcedureEmbedding(db: Queryable, tenantId: string, procedure: Procedure, embedding: Float32Array, embeddingModel: string): Promise<void> {
+export async function replaceProcedureEmbedding(
+  db: Queryable,
+  tenantId: string,
+  procedure: Procedure,
+  embedding: Float32Array,
+  embeddingModel: string,
+): Promise<void> {
   await db.query(
     `UPDATE procedures SET embedding = $3, embedding_model = $4, embedding_dimension = $5, updated_at = now()
       WHERE tenant_id = $1 AND id = $2`,

@@ -33,7 +33,6 @@ export interface Procedure {
   observedSuccesses: number;
 }
 
-
 /** A run a procedure's track record counts (once, however many passes see it). */
 export interface CountedRun {
   runId: string;

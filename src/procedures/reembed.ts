@@ -32,7 +32,10 @@ export async function reembedTenant(
   const droppedGoalEmbeddings = await forgetOtherModels(pool, tenantId, embedder.modelId);
   const goals = await embedMissingGoals(pool, embedder, tenantId, { pageSize: options.pageSize, onProgress: options.onProgress });
   const procedures = (await listProcedures(pool, tenantId)).filter((procedure) => procedure.embeddingModel !== embedder.modelId);
-  const vectors = await embedder.embed(procedures.map((procedure) => procedure.whenToUse), 'goal');
+  const vectors = await embedder.embed(
+    procedures.map((procedure) => procedure.whenToUse),
+    'goal',
+  );
   if (procedures.length > 0) await ensureRecallIndex(pool, embedder.dimension);
   await withTransaction(pool, async (client) => {
     for (const [index, procedure] of procedures.entries()) {

@@ -26,10 +26,16 @@ export const reviewCallSchema = z.strictObject({
 export type ReviewCall = z.infer<typeof reviewCallSchema>;
 
 export type ReviewCallResult =
-  | { tool: string; ok: true; result: unknown }
-  | { tool: string; ok: false; error: string; reason: string; currentRevision?: number };
+  { tool: string; ok: true; result: unknown } | { tool: string; ok: false; error: string; reason: string; currentRevision?: number };
 
-const refusals = [SkillNotFound, SkillManageRequestInvalid, SkillManageInvocationReused, SkillValidationError, SkillNameNotUnique, SkillSourceImmutable];
+const refusals = [
+  SkillNotFound,
+  SkillManageRequestInvalid,
+  SkillManageInvocationReused,
+  SkillValidationError,
+  SkillNameNotUnique,
+  SkillSourceImmutable,
+];
 
 const loadArgsSchema = z.strictObject({ name: z.string().min(1) });
 const memoryArgsSchema = z.strictObject({ what: z.enum(['goal', 'transcript']).default('transcript') });
@@ -93,7 +99,11 @@ export function createReviewToolbox(
         try {
           const revision = await dependencies.skills.resolve(tenantId, args.data.name);
           loaded.set(revision.name, revision.revision);
-          return { tool: call.tool, ok: true, result: { name: revision.name, revision: revision.revision, source: revision.source, content: revision.body } };
+          return {
+            tool: call.tool,
+            ok: true,
+            result: { name: revision.name, revision: revision.revision, source: revision.source, content: revision.body },
+          };
         } catch (error) {
           if (error instanceof SkillNotFound) return { tool: call.tool, ok: false, error: error.message, reason: 'not_found' };
           throw error;

@@ -48,7 +48,9 @@ export function parseReviewAnswer(text: string): ReviewAnswer {
   const parsed = reviewAnswerSchema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new ReviewAnswerMalformed(`the reviewer's answer does not follow the protocol: ${issue?.path.join('.') || 'answer'}: ${issue?.message}`);
+    throw new ReviewAnswerMalformed(
+      `the reviewer's answer does not follow the protocol: ${issue?.path.join('.') || 'answer'}: ${issue?.message}`,
+    );
   }
   return parsed.data;
 }
@@ -65,9 +67,7 @@ export interface ReviewOutcome {
 
 function renderCandidates(candidates: SkillRevision[]): string {
   if (candidates.length === 0) return '(no agent skills yet)';
-  return candidates
-    .map((skill) => `- ${skill.name}@${skill.revision}: ${skill.manifest.description}`)
-    .join('\n');
+  return candidates.map((skill) => `- ${skill.name}@${skill.revision}: ${skill.manifest.description}`).join('\n');
 }
 
 export async function reviewWithLlm(

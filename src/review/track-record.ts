@@ -37,15 +37,27 @@ export function shouldDisable(procedure: Procedure, thresholds: Pick<Config['syn
   );
 }
 
-export async function updateTrackRecord(dependencies: TrackRecordDependencies, tenantId: string, run: RunReport): Promise<TrackRecordUpdate> {
+export async function updateTrackRecord(
+  dependencies: TrackRecordDependencies,
+  tenantId: string,
+  run: RunReport,
+): Promise<TrackRecordUpdate> {
   const { pool, synthesis, logger } = dependencies;
   const used = new Map<string, { procedure: Procedure; via: 'pinned' | 'recalled' }>();
-  for (const procedure of await findProceduresByName(pool, tenantId, run.skillPins.map((pin) => pin.name))) {
+  for (const procedure of await findProceduresByName(
+    pool,
+    tenantId,
+    run.skillPins.map((pin) => pin.name),
+  )) {
     used.set(procedure.id, { procedure, via: 'pinned' });
   }
   if (await hasProcedures(pool, tenantId)) {
     const recalled = await dependencies.recall(tenantId, { goal: run.goal });
-    for (const procedure of await findProceduresByName(pool, tenantId, recalled.map((match) => match.name))) {
+    for (const procedure of await findProceduresByName(
+      pool,
+      tenantId,
+      recalled.map((match) => match.name),
+    )) {
       if (!used.has(procedure.id)) used.set(procedure.id, { procedure, via: 'recalled' });
     }
   }
@@ -66,7 +78,11 @@ export async function updateTrackRecord(dependencies: TrackRecordDependencies, t
         name: observed.name,
         revision: observed.revision,
         reason: 'success_rate',
-        detail: { observedSuccesses: observed.observedSuccesses, observedAttempts: observed.observedAttempts, minSuccessRate: synthesis.minSuccessRate },
+        detail: {
+          observedSuccesses: observed.observedSuccesses,
+          observedAttempts: observed.observedAttempts,
+          minSuccessRate: synthesis.minSuccessRate,
+        },
       });
       logger.warn(
         { tenantId, procedure: observed.name, observed: rate, minSuccessRate: synthesis.minSuccessRate },

@@ -109,10 +109,7 @@ async function* readRawLines(file: string, onBytes: (bytesRead: number) => void)
 
 const isBlank = (bytes: Buffer): boolean => bytes.every((byte) => byte === 0x20 || byte === 0x09);
 
-type DecodedLine =
-  | { kind: 'blank' }
-  | { kind: 'invalid'; errors: RunReportIssue[] }
-  | { kind: 'report'; report: RunReport; bytes: number };
+type DecodedLine = { kind: 'blank' } | { kind: 'invalid'; errors: RunReportIssue[] } | { kind: 'report'; report: RunReport; bytes: number };
 
 /** Decodes and validates one line; applies the --tenant rule. */
 function decodeLine(raw: RawLine, decoder: TextDecoder, tenantId: string | undefined): DecodedLine {
@@ -188,8 +185,7 @@ interface PendingConflictCheck {
 /** Runs the ingest of one file. Never throws for bad lines; throws for I/O and database failures. */
 export async function ingestJsonlFile(pool: pg.Pool, file: string, options: IngestOptions = {}): Promise<IngestResult> {
   const totalBytes = (await stat(file)).size;
-  const report = (phase: IngestProgress['phase']) => (bytesRead: number) =>
-    options.onProgress?.({ phase, bytesRead, totalBytes });
+  const report = (phase: IngestProgress['phase']) => (bytesRead: number) => options.onProgress?.({ phase, bytesRead, totalBytes });
 
   // Pass 1: validate everything.
   const decoder = new TextDecoder('utf-8', { fatal: true });
@@ -212,7 +208,13 @@ export async function ingestJsonlFile(pool: pg.Pool, file: string, options: Inge
     pendingChecks.delete(tenantId);
     if (pending.length === 0) return;
     const stored = new Map(
-      (await findStoredRunHashes(pool, tenantId, pending.map((check) => check.runId))).map((row) => [row.runId, row.contentSha256]),
+      (
+        await findStoredRunHashes(
+          pool,
+          tenantId,
+          pending.map((check) => check.runId),
+        )
+      ).map((row) => [row.runId, row.contentSha256]),
     );
     for (const check of pending) {
       const storedSha256 = stored.get(check.runId);

@@ -23,7 +23,11 @@ export async function recordReportedRuns(pool: pg.Pool, tenantId: string, report
     if (!parsed.success) {
       results.set(index, { runId, outcome: 'invalid', reason: parsed.issues.map((issue) => `${issue.path}: ${issue.reason}`).join('; ') });
     } else if (parsed.report.tenantId !== tenantId) {
-      results.set(index, { runId, outcome: 'invalid', reason: `tenantId ${parsed.report.tenantId} does not match the intake's tenant ${tenantId}` });
+      results.set(index, {
+        runId,
+        outcome: 'invalid',
+        reason: `tenantId ${parsed.report.tenantId} does not match the intake's tenant ${tenantId}`,
+      });
     } else {
       valid.push({ index, report: parsed.report });
     }
@@ -32,10 +36,19 @@ export async function recordReportedRuns(pool: pg.Pool, tenantId: string, report
   let pending = valid;
   for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
     try {
-      const written = await upsertRuns(pool, tenantId, pending.map((entry) => entry.report));
+      const written = await upsertRuns(
+        pool,
+        tenantId,
+        pending.map((entry) => entry.report),
+      );
       const inserted = new Set(written.inserted);
       for (const { index, report } of pending) {
-        results.set(index, inserted.has(report.runId) ? { runId: report.runId, outcome: 'inserted', report } : { runId: report.runId, outcome: 'unchanged', report });
+        results.set(
+          index,
+          inserted.has(report.runId)
+            ? { runId: report.runId, outcome: 'inserted', report }
+            : { runId: report.runId, outcome: 'unchanged', report },
+        );
       }
       pending = [];
     } catch (error) {
@@ -44,7 +57,11 @@ export async function recordReportedRuns(pool: pg.Pool, tenantId: string, report
       const conflicting = new Set(error.runIds);
       for (const { index, report } of pending) {
         if (conflicting.has(report.runId)) {
-          results.set(index, { runId: report.runId, outcome: 'conflict', reason: 'already reported with different content; a reported run cannot change' });
+          results.set(index, {
+            runId: report.runId,
+            outcome: 'conflict',
+            reason: 'already reported with different content; a reported run cannot change',
+          });
         }
       }
       pending = pending.filter(({ report }) => !conflicting.has(report.runId));

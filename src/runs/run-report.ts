@@ -152,7 +152,8 @@ function describeIssue(issue: z.core.$ZodIssue): RunReportIssue[] {
     return [{ path, reason: `is required (expected ${issue.expected})` }];
   }
   // Arrays and objects are summarised by the reason (their count or size), not quoted whole.
-  const value = issue.input === undefined || (typeof issue.input === 'object' && issue.input !== null) ? {} : { value: quoteRefused(issue.input) };
+  const value =
+    issue.input === undefined || (typeof issue.input === 'object' && issue.input !== null) ? {} : { value: quoteRefused(issue.input) };
   if (issue.code === 'too_big' && issue.origin === 'array') {
     const count = Array.isArray(issue.input) ? ` (got ${issue.input.length})` : '';
     return [{ path, reason: `has more than ${String(issue.maximum)} items${count}` }];
@@ -169,9 +170,7 @@ export function formatRunReportIssues(error: z.ZodError): RunReportIssue[] {
   return error.issues.flatMap((issue) => describeIssue(issue));
 }
 
-export type RunReportParseResult =
-  | { success: true; report: RunReport }
-  | { success: false; issues: RunReportIssue[] };
+export type RunReportParseResult = { success: true; report: RunReport } | { success: false; issues: RunReportIssue[] };
 
 /** Validates an already-decoded value (e.g. one JSON line, a signal payload, a request body). */
 export function parseRunReport(value: unknown): RunReportParseResult {

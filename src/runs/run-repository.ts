@@ -20,7 +20,10 @@ export class RunConflict extends SkillsmithError {
     readonly tenantId: string,
     readonly runIds: readonly string[],
   ) {
-    const shown = runIds.slice(0, 5).map((runId) => JSON.stringify(runId)).join(', ');
+    const shown = runIds
+      .slice(0, 5)
+      .map((runId) => JSON.stringify(runId))
+      .join(', ');
     const more = runIds.length > 5 ? ` and ${runIds.length - 5} more` : '';
     super(
       `run ${shown}${more} in tenant ${JSON.stringify(tenantId)} ` +
@@ -46,11 +49,7 @@ function nullable<T>(value: T | undefined): T | null {
 }
 
 /** The stored content hashes of those of `runIds` that exist in the tenant. */
-export async function findStoredRunHashes(
-  db: Queryable,
-  tenantId: string,
-  runIds: readonly string[],
-): Promise<StoredRunHash[]> {
+export async function findStoredRunHashes(db: Queryable, tenantId: string, runIds: readonly string[]): Promise<StoredRunHash[]> {
   if (runIds.length === 0) return [];
   const { rows } = await db.query<{ run_id: string; content_sha256: string }>(
     'SELECT run_id, content_sha256 FROM runs WHERE tenant_id = $1 AND run_id = ANY($2::text[])',
@@ -64,11 +63,7 @@ export async function findStoredRunHashes(
  * transaction: a multi-row INSERT … ON CONFLICT DO NOTHING, then a hash comparison for the
  * rows that already existed. Throws `RunConflict` (and writes nothing) when any run differs.
  */
-export async function upsertRuns(
-  pool: pg.Pool,
-  tenantId: string,
-  reports: readonly RunReport[],
-): Promise<UpsertRunsResult> {
+export async function upsertRuns(pool: pg.Pool, tenantId: string, reports: readonly RunReport[]): Promise<UpsertRunsResult> {
   if (reports.length === 0) return { inserted: [], unchanged: [] };
   const hashes = new Map<string, string>();
   const batch: { report: RunReport; contentSha256: string }[] = [];
@@ -121,10 +116,13 @@ export async function upsertRuns(
     const unchanged: string[] = [];
     if (existing.length > 0) {
       const stored = new Map(
-        (await findStoredRunHashes(client, tenantId, existing.map(({ report }) => report.runId))).map((row) => [
-          row.runId,
-          row.contentSha256,
-        ]),
+        (
+          await findStoredRunHashes(
+            client,
+            tenantId,
+            existing.map(({ report }) => report.runId),
+          )
+        ).map((row) => [row.runId, row.contentSha256]),
       );
       const conflicts: string[] = [];
       for (const { report, contentSha256 } of existing) {
@@ -258,11 +256,7 @@ export interface RunForExtraction {
 }
 
 /** Every run of the tenant ingested in the window, with the tools of its successful calls. */
-export async function selectRunsForExtraction(
-  db: Queryable,
-  tenantId: string,
-  window: RunWindow,
-): Promise<RunForExtraction[]> {
+export async function selectRunsForExtraction(db: Queryable, tenantId: string, window: RunWindow): Promise<RunForExtraction[]> {
   const { rows } = await db.query<{ run_id: string; status: RunStatus; successful_tools: string[] }>(
     `SELECT r.run_id, r.status,
             coalesce(array_agg(t.tool ORDER BY t.seq) FILTER (WHERE t.success), ARRAY[]::text[]) AS successful_tools

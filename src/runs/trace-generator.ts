@@ -49,10 +49,19 @@ export interface TaskFamily {
   retryRate?: number;
 }
 
-const SERVICES = ['billing-api', 'checkout', 'search-indexer', 'auth-gateway', 'notifications', 'media-transcoder', 'ledger', 'recommendations'];
+const SERVICES = [
+  'billing-api',
+  'checkout',
+  'search-indexer',
+  'auth-gateway',
+  'notifications',
+  'media-transcoder',
+  'ledger',
+  'recommendations',
+];
 const ENVIRONMENTS = ['staging', 'production', 'qa', 'eu-production', 'canary'];
 const REPOSITORIES = ['acme/web', 'acme/mobile', 'acme/platform', 'acme/data-pipeline', 'acme/infra', 'acme/docs-site'];
-const PEOPLE = ['Priya Natarajan', 'Tom Becker', 'Ana Souza', 'Kenji Watanabe', 'Fatima Zahra', 'Liam O\'Connor', 'Mei Lin'];
+const PEOPLE = ['Priya Natarajan', 'Tom Becker', 'Ana Souza', 'Kenji Watanabe', 'Fatima Zahra', "Liam O'Connor", 'Mei Lin'];
 
 export const TASK_FAMILIES: readonly TaskFamily[] = [
   {
@@ -109,7 +118,7 @@ export const TASK_FAMILIES: readonly TaskFamily[] = [
       'replace the {provider} credentials that {service} uses',
       'roll the {provider} API token for {service}',
       'issue a new {provider} key for {service} and revoke the old one',
-      'time to rotate {service}\'s {provider} secret',
+      "time to rotate {service}'s {provider} secret",
       'swap out the {provider} API key in {service}',
       'cycle the {provider} key {service} authenticates with',
     ],
@@ -147,11 +156,11 @@ export const TASK_FAMILIES: readonly TaskFamily[] = [
   {
     id: 'restore-database',
     goals: [
-      'restore the {db} database from last night\'s backup in {env}',
+      "restore the {db} database from last night's backup in {env}",
       'roll {db} on {env} back to the latest backup',
       'we corrupted {db} in {env}; restore it from backup',
       'recover the {env} {db} database from a snapshot',
-      'bring back yesterday\'s copy of {db} on {env}',
+      "bring back yesterday's copy of {db} on {env}",
       'restore {db} ({env}) to the most recent good backup',
       'do a point-in-time restore of {db} in {env}',
     ],
@@ -176,7 +185,10 @@ export const TASK_FAMILIES: readonly TaskFamily[] = [
       'set up a {system} account for {person}',
       'please provision {system} access for {person}',
     ],
-    slots: { person: PEOPLE, system: ['Grafana', 'the prod Kubernetes cluster', 'Snowflake', 'Sentry', 'the billing console', 'PagerDuty'] },
+    slots: {
+      person: PEOPLE,
+      system: ['Grafana', 'the prod Kubernetes cluster', 'Snowflake', 'Sentry', 'the billing console', 'PagerDuty'],
+    },
     steps: [
       { tool: 'directory.user.get', args: ['person'], summary: 'found user' },
       { tool: 'iam.group.add', args: ['person', 'system'], summary: 'added to group' },
@@ -218,7 +230,11 @@ export const TASK_FAMILIES: readonly TaskFamily[] = [
       'raise {package} to {version} across {repo}',
       'upgrade {repo} to the new {package} release ({version})',
     ],
-    slots: { package: ['react', 'typescript', 'express', 'lodash', 'zod', 'pg'], version: ['5.9.3', '19.1.0', '4.3.5', '8.23.1', '3.0.0'], repo: REPOSITORIES },
+    slots: {
+      package: ['react', 'typescript', 'express', 'lodash', 'zod', 'pg'],
+      version: ['5.9.3', '19.1.0', '4.3.5', '8.23.1', '3.0.0'],
+      repo: REPOSITORIES,
+    },
     steps: [
       { tool: 'repo.clone', args: ['repo'], summary: 'cloned repository' },
       { tool: 'deps.update', args: ['package', 'version'], summary: 'lockfile updated' },
@@ -232,14 +248,17 @@ export const TASK_FAMILIES: readonly TaskFamily[] = [
     id: 'invoice-report',
     goals: [
       'compile the {month} invoice report for {customer}',
-      'put together {customer}\'s invoices for {month}',
+      "put together {customer}'s invoices for {month}",
       'send {customer} their {month} billing summary',
       'make a spreadsheet of {customer} invoices from {month}',
       'I need the {month} invoice report for {customer}',
       'prepare the monthly invoice sheet for {customer} ({month})',
       'export all {month} invoices for {customer} and email them',
     ],
-    slots: { month: ['January', 'February', 'March', 'April', 'May', 'June', 'October'], customer: ['Globex', 'Initech', 'Umbrella Corp', 'Hooli', 'Stark Industries', 'Wayne Enterprises'] },
+    slots: {
+      month: ['January', 'February', 'March', 'April', 'May', 'June', 'October'],
+      customer: ['Globex', 'Initech', 'Umbrella Corp', 'Hooli', 'Stark Industries', 'Wayne Enterprises'],
+    },
     steps: [
       { tool: 'billing.invoices.list', args: ['customer', 'month'], summary: '42 invoices' },
       { tool: 'sheets.create', args: ['customer'], summary: 'spreadsheet created' },
@@ -259,7 +278,10 @@ export const TASK_FAMILIES: readonly TaskFamily[] = [
       'translate {doc} to {language} and open a PR',
       'port the {doc} page to {language}',
     ],
-    slots: { doc: ['getting started', 'billing FAQ', 'API authentication', 'webhooks', 'rate limits', 'SSO setup'], language: ['German', 'Japanese', 'Portuguese', 'French', 'Korean', 'Spanish'] },
+    slots: {
+      doc: ['getting started', 'billing FAQ', 'API authentication', 'webhooks', 'rate limits', 'SSO setup'],
+      language: ['German', 'Japanese', 'Portuguese', 'French', 'Korean', 'Spanish'],
+    },
     steps: [
       { tool: 'docs.fetch', args: ['doc'], summary: 'fetched page' },
       { tool: 'translate.text', args: ['language'], summary: 'translated 1,850 words' },
@@ -277,14 +299,29 @@ const CITIES = ['Lisbon', 'Denver', 'Osaka', 'Nairobi', 'Toronto', 'Kraków'];
 const ALERTS = ['disk-full-db-3', 'cpu-high-api', '5xx-rate-checkout', 'queue-lag-ingest', 'cert-expiry-edge', 'memory-leak-worker'];
 
 const REFUND_STEPS: readonly FamilyStep[] = [
-  { tool: 'orders.get', args: ['order'], summary: 'order {order}: delivered, paid with payment {payment_id}', produces: { payment_id: 'pay_########' } },
-  { tool: 'payments.refund', args: ['payment_id'], summary: 'refund {refund_id} issued for {payment_id}', produces: { refund_id: 're_@@######' } },
+  {
+    tool: 'orders.get',
+    args: ['order'],
+    summary: 'order {order}: delivered, paid with payment {payment_id}',
+    produces: { payment_id: 'pay_########' },
+  },
+  {
+    tool: 'payments.refund',
+    args: ['payment_id'],
+    summary: 'refund {refund_id} issued for {payment_id}',
+    produces: { refund_id: 're_@@######' },
+  },
   { tool: 'orders.update', args: ['order', 'refund_id'], summary: 'order {order} marked refunded ({refund_id})' },
   { tool: 'email.send', probability: 0.7, args: ['customer', 'refund_id'], summary: 'confirmation sent to {customer}' },
 ];
 
 const EXPENSE_STEPS: readonly FamilyStep[] = [
-  { tool: 'receipts.list', args: ['city'], summary: '{count} receipts for {city}, total {amount} EUR', produces: { count: '#', amount: '###.##' } },
+  {
+    tool: 'receipts.list',
+    args: ['city'],
+    summary: '{count} receipts for {city}, total {amount} EUR',
+    produces: { count: '#', amount: '###.##' },
+  },
   { tool: 'expenses.report.create', args: ['city', 'amount'], summary: 'draft report {report_id}', produces: { report_id: 'EXP-####' } },
   { tool: 'expenses.report.attach', probability: 0.6, args: ['report_id'], summary: 'receipts attached to {report_id}' },
   { tool: 'expenses.report.submit', args: ['report_id'], summary: '{report_id} submitted for approval' },
@@ -324,7 +361,7 @@ export const VARIED_TASK_FAMILIES: readonly TaskFamily[] = [
       '{customer} got a damaged item in {order}',
       'compensate whoever received the crushed delivery {order}',
       'shipment {order} came in pieces — sort it out',
-      'a courier dropped {customer}\'s box ({order}) and it broke',
+      "a courier dropped {customer}'s box ({order}) and it broke",
     ],
     slots: { order: ORDERS, customer: CUSTOMERS },
     steps: REFUND_STEPS,
@@ -345,8 +382,18 @@ export const VARIED_TASK_FAMILIES: readonly TaskFamily[] = [
     slots: { order: ORDERS, customer: CUSTOMERS },
     steps: [
       { tool: 'orders.get', args: ['order'], summary: 'order {order}: item {sku}, lost in transit', produces: { sku: 'SKU-####' } },
-      { tool: 'inventory.reserve', args: ['sku'], summary: 'reserved {sku} as {reservation_id}', produces: { reservation_id: 'res-######' } },
-      { tool: 'shipments.create', args: ['order', 'reservation_id'], summary: 'shipment created, tracking {tracking}', produces: { tracking: '1Z@@########' } },
+      {
+        tool: 'inventory.reserve',
+        args: ['sku'],
+        summary: 'reserved {sku} as {reservation_id}',
+        produces: { reservation_id: 'res-######' },
+      },
+      {
+        tool: 'shipments.create',
+        args: ['order', 'reservation_id'],
+        summary: 'shipment created, tracking {tracking}',
+        produces: { tracking: '1Z@@########' },
+      },
       { tool: 'email.send', args: ['customer', 'tracking'], summary: 'tracking {tracking} sent to {customer}' },
     ],
     failureRate: 0.1,
@@ -365,7 +412,12 @@ export const VARIED_TASK_FAMILIES: readonly TaskFamily[] = [
     ],
     slots: { service: SERVICES, env: ENVIRONMENTS },
     steps: [
-      { tool: 'k8s.deployment.get', args: ['service', 'env'], summary: '{service}: 3/3 ready, replicaset {replicaset}', produces: { replicaset: 'rs-@@@@#' } },
+      {
+        tool: 'k8s.deployment.get',
+        args: ['service', 'env'],
+        summary: '{service}: 3/3 ready, replicaset {replicaset}',
+        produces: { replicaset: 'rs-@@@@#' },
+      },
       { tool: 'k8s.rollout.restart', args: ['service', 'env'], summary: 'restart of {replicaset} triggered' },
       { tool: 'k8s.rollout.status', args: ['service', 'env'], summary: 'rollout complete' },
       { tool: 'notify.slack', probability: 0.5, args: ['service'], summary: 'posted to #ops' },
@@ -382,11 +434,16 @@ export const VARIED_TASK_FAMILIES: readonly TaskFamily[] = [
       'undo the last deploy of {service} in {env}',
       'put the old version of {service} back on {env}',
       'the new {service} build is broken in {env}, go back one version',
-      '{env} needs yesterday\'s {service} again',
+      "{env} needs yesterday's {service} again",
     ],
     slots: { service: SERVICES, env: ENVIRONMENTS },
     steps: [
-      { tool: 'deploy.history', args: ['service', 'env'], summary: 'current {current}, previous {previous}', produces: { current: 'v2.#.#', previous: 'v2.#.#' } },
+      {
+        tool: 'deploy.history',
+        args: ['service', 'env'],
+        summary: 'current {current}, previous {previous}',
+        produces: { current: 'v2.#.#', previous: 'v2.#.#' },
+      },
       { tool: 'deploy.rollback', args: ['service', 'env', 'previous'], summary: 'rolling back to {previous}' },
       { tool: 'deploy.status', args: ['service', 'env'], summary: 'rollback complete' },
       { tool: 'incident.note', probability: 0.5, args: ['service', 'previous'], summary: 'noted on the incident' },
@@ -407,8 +464,18 @@ export const VARIED_TASK_FAMILIES: readonly TaskFamily[] = [
     ],
     slots: { count: ['4', '6', '8', '12'], day: DAYS },
     steps: [
-      { tool: 'calendar.rooms.search', args: ['count', 'day'], summary: 'free: room {room_id} ({count} seats)', produces: { room_id: 'room-#@' } },
-      { tool: 'calendar.rooms.book', args: ['room_id', 'day'], summary: 'booked {room_id} as {booking_id}', produces: { booking_id: 'bkg-#####' } },
+      {
+        tool: 'calendar.rooms.search',
+        args: ['count', 'day'],
+        summary: 'free: room {room_id} ({count} seats)',
+        produces: { room_id: 'room-#@' },
+      },
+      {
+        tool: 'calendar.rooms.book',
+        args: ['room_id', 'day'],
+        summary: 'booked {room_id} as {booking_id}',
+        produces: { booking_id: 'bkg-#####' },
+      },
       { tool: 'calendar.invite.send', probability: 0.6, args: ['booking_id'], summary: 'invites sent for {booking_id}' },
     ],
     failureRate: 0.05,
@@ -427,7 +494,12 @@ export const VARIED_TASK_FAMILIES: readonly TaskFamily[] = [
     ],
     slots: { count: ['4', '6', '8', '12'], day: DAYS },
     steps: [
-      { tool: 'calendar.bookings.list', args: ['day'], summary: 'your booking {booking_id} on {day}', produces: { booking_id: 'bkg-#####' } },
+      {
+        tool: 'calendar.bookings.list',
+        args: ['day'],
+        summary: 'your booking {booking_id} on {day}',
+        produces: { booking_id: 'bkg-#####' },
+      },
       { tool: 'calendar.bookings.cancel', args: ['booking_id'], summary: '{booking_id} cancelled' },
       { tool: 'calendar.invite.cancel', args: ['booking_id'], summary: 'attendees told' },
     ],
@@ -463,13 +535,18 @@ export const VARIED_TASK_FAMILIES: readonly TaskFamily[] = [
       '{person} is leaving on {day}, remove their access',
       'revoke everything for {person}, last day {day}',
       'deactivate the accounts of {person}',
-      'close out {person}\'s logins',
+      "close out {person}'s logins",
       'offboard {person}',
       '{person} has left the company; lock them out',
     ],
     slots: { person: PEOPLE, day: DAYS },
     steps: [
-      { tool: 'hr.employee.get', args: ['person'], summary: '{person}: employee {employee_id}, leaving', produces: { employee_id: 'E#####' } },
+      {
+        tool: 'hr.employee.get',
+        args: ['person'],
+        summary: '{person}: employee {employee_id}, leaving',
+        produces: { employee_id: 'E#####' },
+      },
       { tool: 'directory.user.disable', args: ['employee_id'], summary: 'account of {employee_id} disabled' },
       { tool: 'iam.sessions.revoke', args: ['employee_id'], summary: 'sessions revoked' },
       { tool: 'it.laptop.return', probability: 0.6, args: ['employee_id'], summary: 'return label sent' },
@@ -550,8 +627,28 @@ const DISTRACTOR_GOALS: readonly string[] = [
   'draft a birthday message mentioning {thing}',
   'how do you pronounce {thing}?',
 ];
-const DISTRACTOR_THINGS: readonly string[] = ['Mongolia', 'octopuses', 'Fahrenheit', 'jazz', 'Reykjavik', 'sourdough', 'the moon', 'chess', 'Quechua', 'lighthouses', 'Bhutan', 'tardigrades'];
-const FAILURE_ERRORS: readonly string[] = ['timeout after 30s', 'permission denied', 'HTTP 503 from upstream', 'resource not found', 'rate limited (429)', 'validation failed'];
+const DISTRACTOR_THINGS: readonly string[] = [
+  'Mongolia',
+  'octopuses',
+  'Fahrenheit',
+  'jazz',
+  'Reykjavik',
+  'sourdough',
+  'the moon',
+  'chess',
+  'Quechua',
+  'lighthouses',
+  'Bhutan',
+  'tardigrades',
+];
+const FAILURE_ERRORS: readonly string[] = [
+  'timeout after 30s',
+  'permission denied',
+  'HTTP 503 from upstream',
+  'resource not found',
+  'rate limited (429)',
+  'validation failed',
+];
 const AGENT_IDS: readonly string[] = ['ops-agent', 'dev-agent', 'support-agent', 'data-agent'];
 
 export interface GenerateRunsOptions {
@@ -595,7 +692,9 @@ interface CallDraft {
 
 /** A fresh value from a pattern: `#` → a digit, `@` → a lowercase letter. */
 function produceValue(random: SeededRandom, pattern: string): string {
-  return pattern.replace(/[#@]/g, (mark) => (mark === '#' ? String(random.integer(0, 9)) : String.fromCharCode(97 + random.integer(0, 25))));
+  return pattern.replace(/[#@]/g, (mark) =>
+    mark === '#' ? String(random.integer(0, 9)) : String.fromCharCode(97 + random.integer(0, 25)),
+  );
 }
 
 function familyCalls(random: SeededRandom, family: TaskFamily, slotValues: SlotValues): CallDraft[] {
@@ -638,9 +737,7 @@ function pad(value: number, width: number): string {
 export function* iterateRuns(options: GenerateRunsOptions): Generator<GeneratedRun> {
   const random = createSeededRandom(options.seed);
   const catalog = options.catalog === 'varied' ? VARIED_TASK_FAMILIES : TASK_FAMILIES;
-  const families = options.families === undefined
-    ? catalog
-    : catalog.filter((family) => options.families?.includes(family.id));
+  const families = options.families === undefined ? catalog : catalog.filter((family) => options.families?.includes(family.id));
   if (families.length === 0) throw new RangeError(`no task family matches ${JSON.stringify(options.families)}`);
   const distractorRate = options.distractorRate ?? 0.05;
   let clock = (options.startAt ?? new Date('2026-01-01T00:00:00Z')).getTime();
@@ -673,7 +770,14 @@ export function* iterateRuns(options: GenerateRunsOptions): Generator<GeneratedR
       const isLast = position === drafts.length - 1;
       // A transient error that the agent retried successfully.
       if (!fails && random.chance(family?.retryRate ?? 0.04)) {
-        toolCalls.push({ tool: draft.tool, args: draft.args, success: false, error: random.pick(FAILURE_ERRORS), durationMs, at: new Date(callClock).toISOString() });
+        toolCalls.push({
+          tool: draft.tool,
+          args: draft.args,
+          success: false,
+          error: random.pick(FAILURE_ERRORS),
+          durationMs,
+          at: new Date(callClock).toISOString(),
+        });
         callClock += durationMs + 250;
       }
       const success = !(fails && isLast && status === 'failed');

@@ -49,7 +49,11 @@ export interface Catalog {
  * folds line breaks so one entry stays one block.
  */
 export function escapeUntrusted(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\s*[\r\n]+\s*/g, ' ');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
 export function renderCatalogEntry(entry: CatalogCandidate): string {

@@ -54,7 +54,12 @@ export async function replaySession(
       return mcpCandidate({ ...current, skillName: pin.name, contentSha256: actual });
     }
     const revision = byName.get(pin.name)!;
-    return pinCandidate({ ...pin, version: revision.manifest.version, description: revision.manifest.description, requiredTools: revision.manifest.requiredTools });
+    return pinCandidate({
+      ...pin,
+      version: revision.manifest.version,
+      description: revision.manifest.description,
+      requiredTools: revision.manifest.requiredTools,
+    });
   });
   const catalogSha256 = sha256Hex(renderCatalogText(candidates));
   if (catalogSha256 !== session.catalogSha256) throw new CatalogDrift(session.catalogSha256, catalogSha256);

@@ -82,9 +82,7 @@ export class SkillBodyBudgetExceeded extends SkillsmithError {
   readonly loadedTokens: number;
   readonly limit: number;
   constructor(requestedTokens: number, loadedTokens: number, limit: number) {
-    super(
-      `loading ${requestedTokens} tokens on top of ${loadedTokens} loaded would exceed the ${limit}-token skill body allowance`,
-    );
+    super(`loading ${requestedTokens} tokens on top of ${loadedTokens} loaded would exceed the ${limit}-token skill body allowance`);
     this.requestedTokens = requestedTokens;
     this.loadedTokens = loadedTokens;
     this.limit = limit;

@@ -67,11 +67,7 @@ export function pinCandidate(pin: SessionPin): CatalogCandidate {
   };
 }
 
-export async function resolveCandidates(
-  skills: SkillRepository,
-  tenantId: string,
-  refs: readonly string[],
-): Promise<CatalogCandidate[]> {
+export async function resolveCandidates(skills: SkillRepository, tenantId: string, refs: readonly string[]): Promise<CatalogCandidate[]> {
   const unresolved: { ref: string; reason: string }[] = [];
   const candidates: CatalogCandidate[] = [];
   const seen = new Set<string>();

@@ -87,7 +87,11 @@ export function planLoad(loaded: readonly LoadedItem[], candidate: LoadedItem, l
 }
 
 /** Pure: the loaded list without `name` (only `path` when given, else every item of the skill). */
-export function planUnload(loaded: readonly LoadedItem[], name: string, path: string | null): { kept: LoadedItem[]; removed: LoadedItem[] } {
+export function planUnload(
+  loaded: readonly LoadedItem[],
+  name: string,
+  path: string | null,
+): { kept: LoadedItem[]; removed: LoadedItem[] } {
   const matches = (item: LoadedItem) => item.name === name && (path === null || item.path === path);
   return { kept: loaded.filter((item) => !matches(item)), removed: loaded.filter(matches) };
 }
@@ -163,7 +167,11 @@ async function attemptLoad(
     const session = await findSession(deps.pool, tenantId, sessionId);
     if (!session) throw new SessionNotFound(sessionId);
     const pin = session.pins.find((candidate) => candidate.name === name);
-    if (!pin) throw new SkillNotInCatalog(name, session.pins.map((candidate) => candidate.name));
+    if (!pin)
+      throw new SkillNotInCatalog(
+        name,
+        session.pins.map((candidate) => candidate.name),
+      );
 
     if (unload) {
       const { kept, removed } = planUnload(session.loaded, name, path);
@@ -209,7 +217,18 @@ async function attemptLoad(
         return true;
       });
       if (committed) {
-        return { kind: 'loaded', name, path, content, revision: pin.revision, trust: pin.trust, missingTools, tokens, alreadyLoaded, loaded: next };
+        return {
+          kind: 'loaded',
+          name,
+          path,
+          content,
+          revision: pin.revision,
+          trust: pin.trust,
+          missingTools,
+          tokens,
+          alreadyLoaded,
+          loaded: next,
+        };
       }
     }
     // Another load on the same session won the compare-and-swap: re-read and decide again.

@@ -13,14 +13,7 @@ import { parse as parseYaml } from 'yaml';
  * - license, allowed-tools: optional strings;
  * - metadata: optional map from string keys to string values.
  */
-export const AGENTSKILLS_TOP_LEVEL_KEYS = [
-  'name',
-  'description',
-  'license',
-  'compatibility',
-  'metadata',
-  'allowed-tools',
-] as const;
+export const AGENTSKILLS_TOP_LEVEL_KEYS = ['name', 'description', 'license', 'compatibility', 'metadata', 'allowed-tools'] as const;
 
 export interface AgentSkillsViolation {
   field: string;

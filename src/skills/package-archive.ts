@@ -2,12 +2,7 @@ import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import tar from 'tar-stream';
-import {
-  checkMemberPath,
-  PACKAGE_BYTE_LIMIT,
-  PACKAGE_FILE_LIMIT,
-  type SkillPackage,
-} from './skill-package.ts';
+import { checkMemberPath, PACKAGE_BYTE_LIMIT, PACKAGE_FILE_LIMIT, type SkillPackage } from './skill-package.ts';
 import {
   SkillPackagePathEscape,
   SkillPackageSymlink,
@@ -100,10 +95,7 @@ function decompress(archiveBytes: Uint8Array): Buffer {
  * Walk every member of an archive, refusing links, special files, paths outside the root,
  * duplicates and anything past the package limits. Calls `visit` for each regular file.
  */
-async function readMembers(
-  archiveBytes: Uint8Array,
-  visit: (memberPath: string, content: Buffer) => void,
-): Promise<void> {
+async function readMembers(archiveBytes: Uint8Array, visit: (memberPath: string, content: Buffer) => void): Promise<void> {
   const extract = tar.extract();
   const tarBytes = decompress(archiveBytes);
   Readable.from([tarBytes]).pipe(extract);

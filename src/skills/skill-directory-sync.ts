@@ -145,7 +145,11 @@ export async function syncSkillDirectory(options: SyncOptions): Promise<SyncResu
     const existing = await readIfPresent(target);
     if (existing === null) continue;
     if (sha256(existing) !== digest) {
-      result.warnings.push({ code: 'locally_modified', path: relative, message: `${relative} was edited since sync wrote it; not removed` });
+      result.warnings.push({
+        code: 'locally_modified',
+        path: relative,
+        message: `${relative} was edited since sync wrote it; not removed`,
+      });
       continue;
     }
     await unlink(target);

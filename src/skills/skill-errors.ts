@@ -19,9 +19,7 @@ export class SkillRevisionConflict extends SkillsmithError {
   readonly expectedRevision: number;
   readonly currentRevision: number;
   constructor(skillName: string, expectedRevision: number, currentRevision: number) {
-    super(
-      `skill ${JSON.stringify(skillName)} is at revision ${currentRevision}, expected revision ${expectedRevision}; nothing written`,
-    );
+    super(`skill ${JSON.stringify(skillName)} is at revision ${currentRevision}, expected revision ${expectedRevision}; nothing written`);
     this.skillName = skillName;
     this.expectedRevision = expectedRevision;
     this.currentRevision = currentRevision;
@@ -34,9 +32,7 @@ export class SkillPinMismatch extends SkillsmithError {
   readonly pin: SkillPin;
   readonly actualSha256: string;
   constructor(pin: SkillPin, actualSha256: string) {
-    super(
-      `skill pin ${pin.name}@${pin.revision} expects content_sha256 ${pin.contentSha256}, stored archive hashes to ${actualSha256}`,
-    );
+    super(`skill pin ${pin.name}@${pin.revision} expects content_sha256 ${pin.contentSha256}, stored archive hashes to ${actualSha256}`);
     this.pin = pin;
     this.actualSha256 = actualSha256;
   }
@@ -59,9 +55,7 @@ export class SkillSourceImmutable extends SkillsmithError {
   readonly existingSource: string;
   readonly requestedSource: string;
   constructor(skillName: string, existingSource: string, requestedSource: string) {
-    super(
-      `skill ${JSON.stringify(skillName)} has source ${existingSource}; an install under source ${requestedSource} is refused`,
-    );
+    super(`skill ${JSON.stringify(skillName)} has source ${existingSource}; an install under source ${requestedSource} is refused`);
     this.skillName = skillName;
     this.existingSource = existingSource;
     this.requestedSource = requestedSource;

@@ -46,12 +46,7 @@ const frontMatterSchema = z
     'allowed-tools': z.string().optional(),
     version: z.string().optional(),
     required_tools: stringList.optional(),
-    metadata: z
-      .record(
-        z.string(),
-        z.union([z.string(), z.object({ tools_required: stringList.optional() }).strict()]),
-      )
-      .optional(),
+    metadata: z.record(z.string(), z.union([z.string(), z.object({ tools_required: stringList.optional() }).strict()])).optional(),
   })
   .strict();
 
@@ -96,7 +91,7 @@ export function parseSkillDocument(text: string, options: ParseSkillOptions): Pa
   try {
     raw = parseYaml(yamlText, { schema: 'failsafe', uniqueKeys: true, prettyErrors: false });
   } catch (error) {
-    const reason = error instanceof YAMLParseError ? error.message.split('\n')[0] ?? error.message : String(error);
+    const reason = error instanceof YAMLParseError ? (error.message.split('\n')[0] ?? error.message) : String(error);
     throw new SkillManifestInvalid('front_matter', `YAML does not parse: ${reason}`);
   }
   const parsed = frontMatterSchema.safeParse(raw ?? {});

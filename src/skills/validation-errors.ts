@@ -78,10 +78,12 @@ export class SkillNameNotUnique extends SkillValidationError {
   static override readonly code = 'SkillNameNotUnique';
   static override readonly httpStatus = 409;
   constructor(skillName: string, activeRevision: number) {
-    super(
-      `name ${quote(skillName)} is not unique among the tenant's active skills (active revision ${activeRevision} exists)`,
-      { rule: 'name.unique', field: 'name', measured: skillName, limit: null },
-    );
+    super(`name ${quote(skillName)} is not unique among the tenant's active skills (active revision ${activeRevision} exists)`, {
+      rule: 'name.unique',
+      field: 'name',
+      measured: skillName,
+      limit: null,
+    });
   }
 }
 

@@ -34,10 +34,7 @@ export function createPool(url: string, options: { max?: number } = {}): pg.Pool
  * Runs `fn` inside BEGIN/COMMIT on one client, rolling back on any error.
  * Keep the body short: the embedded database runs one transaction at a time.
  */
-export async function withTransaction<T>(
-  pool: pg.Pool,
-  fn: (client: pg.PoolClient) => Promise<T>,
-): Promise<T> {
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');

@@ -22,9 +22,7 @@ export async function migrate(pool: pg.Pool, directory = schemaDirectory): Promi
     applied_at timestamptz NOT NULL DEFAULT now()
   )`);
   const files = (await readdir(directory)).filter((name) => migrationFile.test(name)).sort();
-  const done = new Set(
-    (await pool.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((row) => row.name),
-  );
+  const done = new Set((await pool.query<{ name: string }>('SELECT name FROM schema_migrations')).rows.map((row) => row.name));
   const result: MigrationResult = { applied: [], alreadyApplied: [] };
   for (const file of files) {
     if (done.has(file)) {

@@ -45,21 +45,13 @@ export async function putSkillPackage(
 
 /** The archive bytes exactly as stored (callers that must trust them re-hash them). */
 export async function getSkillPackage(db: Queryable, tenantId: string, key: string): Promise<Uint8Array> {
-  const result = await db.query<{ bytes: Buffer }>(
-    'SELECT bytes FROM skill_packages WHERE tenant_id = $1 AND key = $2',
-    [tenantId, key],
-  );
+  const result = await db.query<{ bytes: Buffer }>('SELECT bytes FROM skill_packages WHERE tenant_id = $1 AND key = $2', [tenantId, key]);
   const row = result.rows[0];
   if (!row) throw new SkillPackageMissing(key);
   return new Uint8Array(row.bytes);
 }
 
 /** One member of a stored package; the path is checked before the archive is opened. */
-export async function openSkillPackageMember(
-  db: Queryable,
-  tenantId: string,
-  key: string,
-  memberPath: string,
-): Promise<Uint8Array> {
+export async function openSkillPackageMember(db: Queryable, tenantId: string, key: string, memberPath: string): Promise<Uint8Array> {
   return openMember(await getSkillPackage(db, tenantId, key), memberPath);
 }

@@ -111,16 +111,12 @@ function toRevision({
   package_bytes: packageBytes,
   ...columns
 }: RevisionRow): SkillRevision {
-  const authoredBy = principalId !== null && invocationId !== null && idempotencyKey !== null ? { runId, principalId, invocationId, idempotencyKey } : null;
+  const authoredBy =
+    principalId !== null && invocationId !== null && idempotencyKey !== null ? { runId, principalId, invocationId, idempotencyKey } : null;
   return { ...mapRow(columns), packageBytes: Number(packageBytes), authoredBy };
 }
 
-async function selectRevision(
-  db: Queryable,
-  tenantId: string,
-  name: string,
-  revision: number | null,
-): Promise<SkillRevision | undefined> {
+async function selectRevision(db: Queryable, tenantId: string, name: string, revision: number | null): Promise<SkillRevision | undefined> {
   const result =
     revision === null
       ? await db.query<RevisionRow>(
@@ -171,10 +167,11 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
           if (existing) return existing;
         }
       }
-      await client.query(
-        `INSERT INTO skills (tenant_id, name, source) VALUES ($1, $2, $3) ON CONFLICT (tenant_id, name) DO NOTHING`,
-        [tenantId, manifest.name, source],
-      );
+      await client.query(`INSERT INTO skills (tenant_id, name, source) VALUES ($1, $2, $3) ON CONFLICT (tenant_id, name) DO NOTHING`, [
+        tenantId,
+        manifest.name,
+        source,
+      ]);
       const identity = await client.query<{ id: string; source: SkillSource; latest_revision: number }>(
         `SELECT id, source, latest_revision FROM skills WHERE tenant_id = $1 AND name = $2 FOR UPDATE`,
         [tenantId, manifest.name],
@@ -223,11 +220,7 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
           authoredBy?.idempotencyKey ?? null,
         ],
       );
-      await client.query(`UPDATE skills SET latest_revision = $3 WHERE tenant_id = $1 AND id = $2`, [
-        tenantId,
-        skill.id,
-        revision,
-      ]);
+      await client.query(`UPDATE skills SET latest_revision = $3 WHERE tenant_id = $1 AND id = $2`, [tenantId, skill.id, revision]);
       const installed = await selectRevision(client, tenantId, manifest.name, revision);
       if (!installed) throw new Error(`revision ${manifest.name}@${revision} not readable after insert`);
       await options.inTransaction?.(client, installed);
@@ -244,19 +237,16 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
     const parsed = typeof ref === 'string' ? parseSkillRef(ref) : ref;
     const found = await findRevision(tenantId, parsed);
     if (!found) {
-      throw new SkillNotFound(
-        formatSkillRef(parsed),
-        parsed.revision === null ? 'no active revision' : 'no such skill or revision',
-      );
+      throw new SkillNotFound(formatSkillRef(parsed), parsed.revision === null ? 'no active revision' : 'no such skill or revision');
     }
     return found;
   }
 
   async function latestRevision(tenantId: string, name: string): Promise<number> {
-    const result = await pool.query<{ latest_revision: number }>(
-      `SELECT latest_revision FROM skills WHERE tenant_id = $1 AND name = $2`,
-      [tenantId, name],
-    );
+    const result = await pool.query<{ latest_revision: number }>(`SELECT latest_revision FROM skills WHERE tenant_id = $1 AND name = $2`, [
+      tenantId,
+      name,
+    ]);
     return result.rows[0]?.latest_revision ?? 0;
   }
 
@@ -272,12 +262,7 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
     return result.rows.map(toRevision);
   }
 
-  async function archive(
-    tenantId: string,
-    name: string,
-    revision: number,
-    options: ArchiveOptions = {},
-  ): Promise<SkillRevision> {
+  async function archive(tenantId: string, name: string, revision: number, options: ArchiveOptions = {}): Promise<SkillRevision> {
     const result = await pool.query<{ id: string }>(
       `UPDATE skill_revisions
        SET status = 'archived',
@@ -299,10 +284,7 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
     const bytes = await getSkillPackage(pool, tenantId, revision.packageKey);
     const actual = contentSha256(bytes);
     if (actual !== revision.contentSha256) {
-      throw new SkillPinMismatch(
-        { name: revision.name, revision: revision.revision, contentSha256: revision.contentSha256 },
-        actual,
-      );
+      throw new SkillPinMismatch({ name: revision.name, revision: revision.revision, contentSha256: revision.contentSha256 }, actual);
     }
     return bytes;
   }

@@ -104,7 +104,10 @@ export function buildClusterEvidence(runs: EvidenceRun[], minSteps: number): Clu
   return {
     runCount: runs.length,
     successfulRunCount: successful.length,
-    representativeGoals: goals.sort(byCountThenName).slice(0, MAX_GOALS).map((goal) => goal.key),
+    representativeGoals: goals
+      .sort(byCountThenName)
+      .slice(0, MAX_GOALS)
+      .map((goal) => goal.key),
     consensusSequence,
     optionalSteps: [...optional.entries()]
       .map(([tool, count]) => ({ tool, runs: count, count, key: tool }))

@@ -7,9 +7,7 @@ import { DistillOutputMalformed } from './learned-skill.ts';
 import { getPassCluster, markClusterDistilled, markClusterSkipped } from './pass-repository.ts';
 import { countedRunsOf, freshRunsFor, trackRecordAfter } from './reconcile-cluster.ts';
 
-export type DistillOutcome =
-  | { status: 'distilled'; name: string }
-  | { status: 'skipped'; reason: string };
+export type DistillOutcome = { status: 'distilled'; name: string } | { status: 'skipped'; reason: string };
 
 /**
  * DISTILL for one cluster of a pass: builds the evidence from its runs — for an UPDATE, from every
@@ -30,7 +28,10 @@ export async function distillCluster(
     return { status: 'distilled', name: cluster.skillName ?? 'candidate' };
   }
   const counted = await countedRunsOf(db, input.tenantId, cluster);
-  const target = cluster.decision === 'update' && cluster.targetProcedureId ? await findProcedureById(db, input.tenantId, cluster.targetProcedureId) : undefined;
+  const target =
+    cluster.decision === 'update' && cluster.targetProcedureId
+      ? await findProcedureById(db, input.tenantId, cluster.targetProcedureId)
+      : undefined;
   const learnedFrom = target ? await listCountedRuns(db, input.tenantId, target.id) : [];
   const runs = await loadEvidenceRuns(
     db,

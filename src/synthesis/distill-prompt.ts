@@ -35,8 +35,7 @@ export function buildDistillUserPrompt(evidence: ClusterEvidence): string {
     .join('\n');
   const optional = evidence.optionalSteps.map((step) => `- ${step.tool} (in ${step.runs} runs)`).join('\n') || '- none';
   const failures =
-    evidence.observedFailures.map((failure) => `- ${failure.tool}: ${failure.error} (${failure.count}x)`).join('\n') ||
-    '- none observed';
+    evidence.observedFailures.map((failure) => `- ${failure.tool}: ${failure.error} (${failure.count}x)`).join('\n') || '- none observed';
   return [
     `${evidence.successfulRunCount} of ${evidence.runCount} runs in this cluster succeeded.`,
     'Representative goals:',

@@ -88,7 +88,10 @@ export function createExtractiveDistiller(options: { license: string }): Distill
       const exampleWords = oneLine(evidence.representativeGoals[0] ?? '', 200).split(' ');
       for (let words = exampleWords.length; words >= 0; words--) {
         const example = exampleWords.slice(0, words).join(' ') + (words < exampleWords.length ? '…' : '');
-        manifest.description = oneLine(words > 0 ? `Use for goals like "${example}".` : 'Use for the goals listed in the body.', DESCRIPTION_CHARACTER_LIMIT);
+        manifest.description = oneLine(
+          words > 0 ? `Use for goals like "${example}".` : 'Use for the goals listed in the body.',
+          DESCRIPTION_CHARACTER_LIMIT,
+        );
         if (countTokens(renderMetadataBlock(manifest)) <= METADATA_TOKEN_LIMIT) break;
       }
       const record = evidence.trackRecord ?? { successCount: evidence.successfulRunCount, attemptCount: evidence.runCount };
@@ -102,7 +105,8 @@ export function createExtractiveDistiller(options: { license: string }): Distill
           (step) => `- Some successful runs (${step.runs}) also called \`${step.tool}\`; add it when the goal needs it.`,
         ),
         ...evidence.observedFailures.map(
-          (failure) => `- \`${failure.tool}\` failed ${failure.count}x with: ${oneLine(failure.error, 160)}. Check its inputs before retrying.`,
+          (failure) =>
+            `- \`${failure.tool}\` failed ${failure.count}x with: ${oneLine(failure.error, 160)}. Check its inputs before retrying.`,
         ),
       ];
       if (edgeCases.length === 0) edgeCases.push('- No failures were observed; stop and report if a step fails.');

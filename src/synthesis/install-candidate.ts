@@ -103,7 +103,15 @@ export async function reconcileAndInstall(
   }
 
   const counted = await countedRunsOf(deps.pool, tenantId, cluster);
-  const verified = new Set((await findStoredRunHashes(deps.pool, tenantId, counted.map((run) => run.runId))).map((run) => run.runId));
+  const verified = new Set(
+    (
+      await findStoredRunHashes(
+        deps.pool,
+        tenantId,
+        counted.map((run) => run.runId),
+      )
+    ).map((run) => run.runId),
+  );
   const missing = counted.filter((run) => !verified.has(run.runId)).map((run) => run.runId);
   if (missing.length > 0) throw new ProvenanceUnverified(`provenance names runs that do not exist: ${missing.slice(0, 5).join(', ')}`);
 

@@ -24,9 +24,7 @@ const learnedFieldsSchema = z.strictObject({
   tools_required: z.array(z.string()),
 });
 
-export type LearnedSkill =
-  | { kind: 'skip' }
-  | { kind: 'skill'; manifest: SkillManifest; body: string; document: string };
+export type LearnedSkill = { kind: 'skip' } | { kind: 'skill'; manifest: SkillManifest; body: string; document: string };
 
 export function parseLearnedSkill(output: string, options: { license: string }): LearnedSkill {
   const text = output.trim();

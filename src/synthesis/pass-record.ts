@@ -78,7 +78,10 @@ export type ClusterOutcome = 'added' | 'updated' | 'noop' | 'superseded' | 'skip
 const outcomeOfDecision = { add: 'added', update: 'updated', noop: 'noop', supersede: 'superseded' } as const;
 
 /** What became of a cluster, and why, in one pair of fields (`skillsmith passes show`). */
-export function clusterOutcome(cluster: PassCluster, pass: Pick<PassRecord, 'status' | 'outcome'>): { outcome: ClusterOutcome; outcomeReason: string | null } {
+export function clusterOutcome(
+  cluster: PassCluster,
+  pass: Pick<PassRecord, 'status' | 'outcome'>,
+): { outcome: ClusterOutcome; outcomeReason: string | null } {
   if (!cluster.qualifying) return { outcome: 'skipped', outcomeReason: `not qualifying: ${cluster.reason}` };
   if (cluster.status === 'skipped') return { outcome: 'skipped', outcomeReason: cluster.skipReason };
   if (cluster.decision && (cluster.status === 'installed' || cluster.decision === 'noop')) {

@@ -2,7 +2,14 @@ import type pg from 'pg';
 import type { Queryable } from '../store/database.ts';
 import { mapRow } from '../store/row-mapping.ts';
 import type { ConsensusStep } from '../procedures/procedure.ts';
-import { emptyPassCounts, type NewPassCluster, type PassCluster, type PassCounts, type PassRecord, type PassStatus } from './pass-record.ts';
+import {
+  emptyPassCounts,
+  type NewPassCluster,
+  type PassCluster,
+  type PassCounts,
+  type PassRecord,
+  type PassStatus,
+} from './pass-record.ts';
 
 /** The `passes` and `pass_clusters` tables: what each synthesis pass saw, decided and installed. */
 
@@ -61,19 +68,15 @@ export async function findPass(db: Queryable, tenantId: string, id: string): Pro
 }
 
 export async function listPasses(db: Queryable, tenantId: string, limit: number): Promise<PassRecord[]> {
-  const { rows } = await db.query<PassRow>(
-    `SELECT ${PASS_COLUMNS} FROM passes WHERE tenant_id = $1 ORDER BY started_at DESC LIMIT $2`,
-    [tenantId, limit],
-  );
+  const { rows } = await db.query<PassRow>(`SELECT ${PASS_COLUMNS} FROM passes WHERE tenant_id = $1 ORDER BY started_at DESC LIMIT $2`, [
+    tenantId,
+    limit,
+  ]);
   return rows.map(toPass);
 }
 
 export async function updatePassCounts(db: Queryable, tenantId: string, id: string, counts: Partial<PassCounts>): Promise<void> {
-  await db.query(`UPDATE passes SET counts = counts || $3::jsonb WHERE tenant_id = $1 AND id = $2`, [
-    tenantId,
-    id,
-    JSON.stringify(counts),
-  ]);
+  await db.query(`UPDATE passes SET counts = counts || $3::jsonb WHERE tenant_id = $1 AND id = $2`, [tenantId, id, JSON.stringify(counts)]);
 }
 
 /**
@@ -203,7 +206,13 @@ export async function markClusterDistilled(
   );
 }
 
-export async function markClusterSkipped(db: Queryable, tenantId: string, passId: string, clusterKey: string, reason: string): Promise<void> {
+export async function markClusterSkipped(
+  db: Queryable,
+  tenantId: string,
+  passId: string,
+  clusterKey: string,
+  reason: string,
+): Promise<void> {
   await db.query(
     `UPDATE pass_clusters SET status = 'skipped', skip_reason = $4
       WHERE tenant_id = $1 AND pass_id = $2 AND cluster_key = $3 AND status <> 'installed'`,

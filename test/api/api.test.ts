@@ -21,8 +21,19 @@ let sessionId: string;
 beforeAll(async () => {
   harness = await openApiHarness([full, readOnly, writeOnly, recallOnly, other], { withRecall: true });
   const { skills, services } = harness;
-  await skills.install('acme', skillPackage({ name: 'deploy-service', description: 'Deploy a service to production.' }, { extraFiles: { 'references/checklist.md': 'Check the dashboards.' } }), { source: 'operator' });
-  await skills.install('acme', skillPackage({ name: 'triage-incident', description: 'Triage a production incident.', requiredTools: ['pager.ack'] }), { source: 'operator' });
+  await skills.install(
+    'acme',
+    skillPackage(
+      { name: 'deploy-service', description: 'Deploy a service to production.' },
+      { extraFiles: { 'references/checklist.md': 'Check the dashboards.' } },
+    ),
+    { source: 'operator' },
+  );
+  await skills.install(
+    'acme',
+    skillPackage({ name: 'triage-incident', description: 'Triage a production incident.', requiredTools: ['pager.ack'] }),
+    { source: 'operator' },
+  );
   await services.agentSpecs.set('acme', 'ops-bot', ['deploy-service', 'triage-incident']);
 });
 
@@ -74,7 +85,12 @@ describe('HTTP API: refusals before anything is written', () => {
 
   it('refuses a token without the exact scope with 403 (session.read does not grant session.write)', async () => {
     const before = await countSessions(harness.database.pool, 'acme');
-    const response = await inject({ method: 'POST', url: '/v1/sessions', headers: bearer(readOnly), payload: { agentId: 'ops-bot', tools: [] } });
+    const response = await inject({
+      method: 'POST',
+      url: '/v1/sessions',
+      headers: bearer(readOnly),
+      payload: { agentId: 'ops-bot', tools: [] },
+    });
     expect(response.statusCode).toBe(403);
     expect(response.json()).toEqual({
       error: { code: 'ScopeMissing', message: 'this token lacks the scope "session.write"', details: { scope: 'session.write' } },
@@ -89,11 +105,21 @@ describe('HTTP API: refusals before anything is written', () => {
     const malformed = await inject({ method: 'POST', url: '/v1/sessions', headers, payload: '{"agentId": "ops-bot",' });
     expect(malformed.statusCode).toBe(400);
     expect(malformed.json().error.code).toBe('MalformedJson');
-    const unknownField = await inject({ method: 'POST', url: '/v1/sessions', headers: bearer(full), payload: { agentId: 'ops-bot', tools: [], tenantId: 'globex' } });
+    const unknownField = await inject({
+      method: 'POST',
+      url: '/v1/sessions',
+      headers: bearer(full),
+      payload: { agentId: 'ops-bot', tools: [], tenantId: 'globex' },
+    });
     expect(unknownField.statusCode).toBe(400);
     expect(unknownField.json().error).toMatchObject({ code: 'ValidationFailed', details: { in: 'body' } });
     expect(unknownField.json().error.message).toContain('tenantId');
-    const wrongType = await inject({ method: 'POST', url: '/v1/sessions', headers: bearer(full), payload: { agentId: 'ops-bot', tools: 'all' } });
+    const wrongType = await inject({
+      method: 'POST',
+      url: '/v1/sessions',
+      headers: bearer(full),
+      payload: { agentId: 'ops-bot', tools: 'all' },
+    });
     expect(wrongType.statusCode).toBe(400);
     const oversized = await inject({
       method: 'POST',
@@ -103,7 +129,12 @@ describe('HTTP API: refusals before anything is written', () => {
     });
     expect(oversized.statusCode).toBe(413);
     expect(oversized.json().error.code).toBe('PayloadTooLarge');
-    const wrongMedia = await inject({ method: 'POST', url: '/v1/sessions', headers: { ...bearer(full), 'content-type': 'text/plain' }, payload: 'hello' });
+    const wrongMedia = await inject({
+      method: 'POST',
+      url: '/v1/sessions',
+      headers: { ...bearer(full), 'content-type': 'text/plain' },
+      payload: 'hello',
+    });
     expect(wrongMedia.statusCode).toBe(415);
     expect(await countSessions(harness.database.pool, 'acme')).toBe(before);
     expect((await listSkillEvents(harness.database.pool, 'acme', { kind: 'session.created' })).length).toBe(before);
@@ -130,7 +161,9 @@ describe('HTTP API: sessions', () => {
       payload: {
         agentId: 'ops-bot',
         tools: ['workspace.read_text'],
-        mcpPrompts: [{ server: 'wiki', name: 'lookup', description: 'Look something up in the wiki.', text: 'Search the wiki for {term}.' }],
+        mcpPrompts: [
+          { server: 'wiki', name: 'lookup', description: 'Look something up in the wiki.', text: 'Search the wiki for {term}.' },
+        ],
       },
     });
     expect(response.statusCode).toBe(201);
@@ -157,28 +190,55 @@ describe('HTTP API: sessions', () => {
     await harness.skills.archive('acme', 'deploy-service', 1);
     const broken = await inject({ method: 'POST', url: '/v1/sessions', headers: bearer(full), payload: { agentId: 'fragile', tools: [] } });
     expect(broken.statusCode).toBe(422);
-    expect(broken.json().error).toMatchObject({ code: 'SkillRefsUnresolved', details: { refs: [expect.objectContaining({ ref: 'deploy-service' })] } });
-    await harness.skills.install('acme', skillPackage({ name: 'deploy-service', description: 'Deploy a service to production.' }), { source: 'operator' });
+    expect(broken.json().error).toMatchObject({
+      code: 'SkillRefsUnresolved',
+      details: { refs: [expect.objectContaining({ ref: 'deploy-service' })] },
+    });
+    await harness.skills.install('acme', skillPackage({ name: 'deploy-service', description: 'Deploy a service to production.' }), {
+      source: 'operator',
+    });
   });
 
   it('skill.load: bodies, members, missing tools, the cap, unload and the catalog listing', async () => {
     const url = `/v1/sessions/${sessionId}/skills/load`;
     const body = await inject({ method: 'POST', url, headers: bearer(writeOnly), payload: { name: 'triage-incident' } });
     expect(body.statusCode).toBe(200);
-    expect(body.json()).toMatchObject({ revision: 1, trust: 'trusted_configuration', missingTools: ['pager.ack'], path: null, alreadyLoaded: false });
-    const member = await inject({ method: 'POST', url, headers: bearer(full), payload: { name: 'deploy-service', path: 'references/checklist.md' } });
+    expect(body.json()).toMatchObject({
+      revision: 1,
+      trust: 'trusted_configuration',
+      missingTools: ['pager.ack'],
+      path: null,
+      alreadyLoaded: false,
+    });
+    const member = await inject({
+      method: 'POST',
+      url,
+      headers: bearer(full),
+      payload: { name: 'deploy-service', path: 'references/checklist.md' },
+    });
     expect(member.json()).toMatchObject({ content: 'Check the dashboards.', revision: 1 });
     const third = await inject({ method: 'POST', url, headers: bearer(full), payload: { name: 'wiki/lookup' } });
     expect(third.statusCode).toBe(409);
-    expect(third.json().error).toMatchObject({ code: 'SkillBodyCapReached', details: { loaded: ['triage-incident', 'deploy-service:references/checklist.md'] } });
+    expect(third.json().error).toMatchObject({
+      code: 'SkillBodyCapReached',
+      details: { loaded: ['triage-incident', 'deploy-service:references/checklist.md'] },
+    });
     const unload = await inject({ method: 'POST', url, headers: bearer(full), payload: { name: 'triage-incident', unload: true } });
     expect(unload.json()).toMatchObject({ name: 'triage-incident', unloaded: [expect.objectContaining({ name: 'triage-incident' })] });
     const mcp = await inject({ method: 'POST', url, headers: bearer(full), payload: { name: 'wiki/lookup' } });
     expect(mcp.json()).toMatchObject({ content: 'Search the wiki for {term}.', revision: 0, trust: 'external_untrusted' });
     const unknown = await inject({ method: 'POST', url, headers: bearer(full), payload: { name: 'not-there' } });
     expect(unknown.statusCode).toBe(422);
-    expect(unknown.json().error).toMatchObject({ code: 'SkillNotInCatalog', details: { catalog: ['deploy-service', 'triage-incident', 'wiki/lookup'] } });
-    const traversal = await inject({ method: 'POST', url, headers: bearer(full), payload: { name: 'deploy-service', path: '../../../etc/passwd' } });
+    expect(unknown.json().error).toMatchObject({
+      code: 'SkillNotInCatalog',
+      details: { catalog: ['deploy-service', 'triage-incident', 'wiki/lookup'] },
+    });
+    const traversal = await inject({
+      method: 'POST',
+      url,
+      headers: bearer(full),
+      payload: { name: 'deploy-service', path: '../../../etc/passwd' },
+    });
     expect(traversal.statusCode).toBe(400);
     expect(traversal.json().error.code).toBe('SkillPackagePathEscape');
   });
@@ -199,14 +259,19 @@ describe('HTTP API: sessions', () => {
 
   it('another tenant sees none of it', async () => {
     expect((await inject({ method: 'GET', url: `/v1/sessions/${sessionId}`, headers: bearer(other) })).statusCode).toBe(404);
-    const load = await inject({ method: 'POST', url: `/v1/sessions/${sessionId}/skills/load`, headers: bearer(other), payload: { name: 'deploy-service' } });
+    const load = await inject({
+      method: 'POST',
+      url: `/v1/sessions/${sessionId}/skills/load`,
+      headers: bearer(other),
+      payload: { name: 'deploy-service' },
+    });
     expect(load.statusCode).toBe(404);
     expect((await inject({ method: 'GET', url: '/v1/skills', headers: bearer(other) })).json()).toEqual({ skills: [] });
   });
 });
 
 describe('HTTP API: skills and recall', () => {
-  it('lists the tenant\'s active skills, metadata only', async () => {
+  it("lists the tenant's active skills, metadata only", async () => {
     const response = await inject({ method: 'GET', url: '/v1/skills?limit=10', headers: bearer(full) });
     expect(response.statusCode).toBe(200);
     const names = response.json().skills.map((skill: { name: string; revision: number }) => `${skill.name}@${skill.revision}`);
@@ -215,7 +280,7 @@ describe('HTTP API: skills and recall', () => {
     expect((await inject({ method: 'GET', url: '/v1/skills?limit=0', headers: bearer(full) })).statusCode).toBe(400);
   });
 
-  it('recalls through the real embedder, for the token\'s tenant only', async () => {
+  it("recalls through the real embedder, for the token's tenant only", async () => {
     const embedder = await harness.services.embedder();
     const revision = await harness.skills.resolve('acme', 'deploy-service');
     const whenToUse = 'deploy a web service to the production cluster';
@@ -235,11 +300,21 @@ describe('HTTP API: skills and recall', () => {
         embeddingModel: embedder.modelId,
       }),
     );
-    const response = await inject({ method: 'GET', url: `/v1/recall?goal=${encodeURIComponent('deploy the web service to production')}&topK=2`, headers: bearer(recallOnly) });
+    const response = await inject({
+      method: 'GET',
+      url: `/v1/recall?goal=${encodeURIComponent('deploy the web service to production')}&topK=2`,
+      headers: bearer(recallOnly),
+    });
     expect(response.statusCode).toBe(200);
-    expect(response.json().skills).toEqual([expect.objectContaining({ name: 'deploy-service', revision: 2, toolsRequired: ['deploy.run'] })]);
+    expect(response.json().skills).toEqual([
+      expect.objectContaining({ name: 'deploy-service', revision: 2, toolsRequired: ['deploy.run'] }),
+    ]);
     expect(response.json().skills[0].score).toBeGreaterThan(0.5);
-    const elsewhere = await inject({ method: 'GET', url: `/v1/recall?goal=${encodeURIComponent('deploy the web service to production')}`, headers: bearer(other) });
+    const elsewhere = await inject({
+      method: 'GET',
+      url: `/v1/recall?goal=${encodeURIComponent('deploy the web service to production')}`,
+      headers: bearer(other),
+    });
     expect(elsewhere.json()).toEqual({ skills: [] });
     expect((await inject({ method: 'GET', url: '/v1/recall?goal=', headers: bearer(full) })).statusCode).toBe(400);
     expect((await inject({ method: 'GET', url: '/v1/recall?goal=x&topK=99', headers: bearer(full) })).statusCode).toBe(400);
@@ -295,7 +370,9 @@ describe('HTTP API: skills and recall', () => {
       });
       expect(loaded.status).toBe(200);
       expect(((await loaded.json()) as { revision: number }).revision).toBe(2);
-      const recalled = await fetch(`${running.url}/v1/recall?goal=${encodeURIComponent('ship the service to prod')}`, { headers: bearer(full) });
+      const recalled = await fetch(`${running.url}/v1/recall?goal=${encodeURIComponent('ship the service to prod')}`, {
+        headers: bearer(full),
+      });
       expect(recalled.status).toBe(200);
       const oversized = await fetch(`${running.url}/v1/sessions`, {
         method: 'POST',

@@ -34,7 +34,10 @@ describe('API settings and bearer tokens', () => {
   });
 
   it('maps a token to its tenant and principal and matches scopes by exact string equality', () => {
-    const authenticator = createAuthenticator([entry, { ...entry, token: 'token-for-globex-0123456789', tenantId: 'globex', scopes: ['session.*'] }]);
+    const authenticator = createAuthenticator([
+      entry,
+      { ...entry, token: 'token-for-globex-0123456789', tenantId: 'globex', scopes: ['session.*'] },
+    ]);
     const principal = authenticator.authenticate(`Bearer ${entry.token}`);
     expect(principal).toMatchObject({ tenantId: 'acme', principal: 'ops' });
     expect(() => authenticator.authorize(principal, 'session.write')).not.toThrow();

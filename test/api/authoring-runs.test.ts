@@ -49,10 +49,20 @@ describe('POST /v1/runs, /v1/skills/manage and the approvals routes', () => {
   });
 
   it('refuses a report for another tenant, an invalid report and a missing scope, before anything is sent', async () => {
-    const mismatch = await harness.app.inject({ method: 'POST', url: '/v1/runs', headers: bearer(writer), payload: runReport('x', { tenantId: 'globex' }) });
+    const mismatch = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: bearer(writer),
+      payload: runReport('x', { tenantId: 'globex' }),
+    });
     expect(mismatch.statusCode).toBe(403);
     expect(mismatch.json().error.code).toBe('TenantMismatch');
-    const invalid = await harness.app.inject({ method: 'POST', url: '/v1/runs', headers: bearer(writer), payload: runReport('y', { status: 'finished' }) });
+    const invalid = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: bearer(writer),
+      payload: runReport('y', { status: 'finished' }),
+    });
     expect(invalid.statusCode).toBe(400);
     expect(invalid.json().error).toMatchObject({ code: 'RunReportInvalid', message: expect.stringMatching(/status/) });
     const scope = await harness.app.inject({ method: 'POST', url: '/v1/runs', headers: bearer(readOnly), payload: runReport('z') });
@@ -66,7 +76,12 @@ describe('POST /v1/runs, /v1/skills/manage and the approvals routes', () => {
       method: 'POST',
       url: '/v1/skills/manage',
       headers: bearer(writer),
-      payload: { invocationId: 'inv-1', runId: 'run-1', originTrust: 'user', request: { operation: 'create', name: 'rotate-key', package: { files: { 'SKILL.md': skillMd('rotate-key', 'Rotate it.') } } } },
+      payload: {
+        invocationId: 'inv-1',
+        runId: 'run-1',
+        originTrust: 'user',
+        request: { operation: 'create', name: 'rotate-key', package: { files: { 'SKILL.md': skillMd('rotate-key', 'Rotate it.') } } },
+      },
     });
     expect(installed.statusCode).toBe(200);
     expect(installed.json()).toMatchObject({ status: 'installed', name: 'rotate-key', revision: 1, replayed: false });
@@ -77,7 +92,13 @@ describe('POST /v1/runs, /v1/skills/manage and the approvals routes', () => {
       method: 'POST',
       url: '/v1/skills/manage',
       headers: bearer(writer),
-      payload: { invocationId: 'inv-2', runId: 'run-2', originTrust: 'untrusted', taint: 'read a web page', request: { operation: 'patch', name: 'rotate-key', expectedRevision: 1, skillMd: skillMd('rotate-key', 'Injected.') } },
+      payload: {
+        invocationId: 'inv-2',
+        runId: 'run-2',
+        originTrust: 'untrusted',
+        taint: 'read a web page',
+        request: { operation: 'patch', name: 'rotate-key', expectedRevision: 1, skillMd: skillMd('rotate-key', 'Injected.') },
+      },
     });
     expect(denied.statusCode).toBe(403);
     expect(denied.json().error.code).toBe('SkillAuthoringDenied');
@@ -88,7 +109,12 @@ describe('POST /v1/runs, /v1/skills/manage and the approvals routes', () => {
       method: 'POST',
       url: '/v1/skills/manage',
       headers: bearer(writer),
-      payload: { invocationId: 'inv-3', runId: 'run-3', originTrust: 'user', request: { operation: 'patch', name: 'rotate-key', expectedRevision: 7, skillMd: skillMd('rotate-key', 'Late.') } },
+      payload: {
+        invocationId: 'inv-3',
+        runId: 'run-3',
+        originTrust: 'user',
+        request: { operation: 'patch', name: 'rotate-key', expectedRevision: 7, skillMd: skillMd('rotate-key', 'Late.') },
+      },
     });
     expect(stale.statusCode).toBe(409);
     expect(stale.json().error).toMatchObject({ code: 'SkillRevisionConflict', details: { currentRevision: 1 } });
@@ -96,7 +122,13 @@ describe('POST /v1/runs, /v1/skills/manage and the approvals routes', () => {
       method: 'POST',
       url: '/v1/skills/manage',
       headers: bearer(writer),
-      payload: { invocationId: 'inv-4', runId: 'run-4', originTrust: 'user', tenantId: 'globex', request: { operation: 'archive', name: 'rotate-key', expectedRevision: 1 } },
+      payload: {
+        invocationId: 'inv-4',
+        runId: 'run-4',
+        originTrust: 'user',
+        tenantId: 'globex',
+        request: { operation: 'archive', name: 'rotate-key', expectedRevision: 1 },
+      },
     });
     expect(unknownField.statusCode).toBe(400);
   });
@@ -106,7 +138,12 @@ describe('POST /v1/runs, /v1/skills/manage and the approvals routes', () => {
       method: 'POST',
       url: '/v1/skills/manage',
       headers: bearer(writer),
-      payload: { invocationId: 'inv-a', runId: 'run-a', originTrust: 'user', request: { operation: 'create', name: 'rotate-key', package: { files: { 'SKILL.md': skillMd('rotate-key', 'Rotate it.') } } } },
+      payload: {
+        invocationId: 'inv-a',
+        runId: 'run-a',
+        originTrust: 'user',
+        request: { operation: 'create', name: 'rotate-key', package: { files: { 'SKILL.md': skillMd('rotate-key', 'Rotate it.') } } },
+      },
     });
     expect(pending.json()).toMatchObject({ status: 'pending_approval', proposedRevision: 1 });
     const listed = await approvalsHarness.app.inject({ method: 'GET', url: '/v1/approvals?status=pending', headers: bearer(writer) });
@@ -115,13 +152,28 @@ describe('POST /v1/runs, /v1/skills/manage and the approvals routes', () => {
     expect(approval.diff).toContain('+1. Rotate it.');
     await expect(approvalsHarness.skills.resolve('acme', 'rotate-key')).rejects.toThrow(/rotate-key/);
 
-    const resolved = await approvalsHarness.app.inject({ method: 'POST', url: `/v1/approvals/${approval.id}/resolve`, headers: bearer(writer), payload: { decision: 'approve' } });
+    const resolved = await approvalsHarness.app.inject({
+      method: 'POST',
+      url: `/v1/approvals/${approval.id}/resolve`,
+      headers: bearer(writer),
+      payload: { decision: 'approve' },
+    });
     expect(resolved.statusCode).toBe(200);
     expect(resolved.json()).toMatchObject({ status: 'approved', installedRevision: 1, resolvedBy: 'acme-runtime' });
     expect((await approvalsHarness.skills.resolve('acme', 'rotate-key')).revision).toBe(1);
-    const again = await approvalsHarness.app.inject({ method: 'POST', url: `/v1/approvals/${approval.id}/resolve`, headers: bearer(writer), payload: { decision: 'reject' } });
+    const again = await approvalsHarness.app.inject({
+      method: 'POST',
+      url: `/v1/approvals/${approval.id}/resolve`,
+      headers: bearer(writer),
+      payload: { decision: 'reject' },
+    });
     expect(again.statusCode).toBe(409);
-    const missing = await approvalsHarness.app.inject({ method: 'POST', url: '/v1/approvals/00000000-0000-0000-0000-000000000000/resolve', headers: bearer(writer), payload: { decision: 'approve' } });
+    const missing = await approvalsHarness.app.inject({
+      method: 'POST',
+      url: '/v1/approvals/00000000-0000-0000-0000-000000000000/resolve',
+      headers: bearer(writer),
+      payload: { decision: 'approve' },
+    });
     expect(missing.statusCode).toBe(404);
   });
 });

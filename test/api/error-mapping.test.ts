@@ -36,7 +36,7 @@ const thrown: Record<string, () => Error> = {
   'plain-error': () => new Error('connection reset by peer'),
 };
 
-describe('API error mapping: by the error\'s own properties', () => {
+describe("API error mapping: by the error's own properties", () => {
   const app = Fastify();
   beforeAll(async () => {
     app.setErrorHandler(createErrorHandler(createLogger('silent')));

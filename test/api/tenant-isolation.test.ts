@@ -32,17 +32,25 @@ afterAll(async () => {
 const sentinel = (tenant: string, name: string) => `SENTINEL::${tenant}::${name}`;
 
 describe('tenant isolation (property)', () => {
-  it('no route returns, loads, recalls or resolves another tenant\'s data', async () => {
+  it("no route returns, loads, recalls or resolves another tenant's data", async () => {
     const { skills, database, services } = harness;
     const served = { ownLoads: 0, recalled: 0 };
     const { agentSpecs } = services;
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.subarray(SKILL_NAMES, { minLength: 1 }), { minLength: 2, maxLength: 3 }),
-        fc.array(fc.record({ caller: fc.nat(), target: fc.nat(), name: fc.constantFrom(...SKILL_NAMES), route: fc.constantFrom('skills', 'recall', 'open', 'load', 'member', 'get', 'replay') }), {
-          minLength: 4,
-          maxLength: 12,
-        }),
+        fc.array(
+          fc.record({
+            caller: fc.nat(),
+            target: fc.nat(),
+            name: fc.constantFrom(...SKILL_NAMES),
+            route: fc.constantFrom('skills', 'recall', 'open', 'load', 'member', 'get', 'replay'),
+          }),
+          {
+            minLength: 4,
+            maxLength: 12,
+          },
+        ),
         async (tenantSkills, requests) => {
           runNumber += 1;
           const tenants = tenantSkills.map((_, index) => `iso${runNumber}-t${index}`);
@@ -52,7 +60,13 @@ describe('tenant isolation (property)', () => {
             for (const name of tenantSkills[index]!) {
               const revision = await skills.install(
                 tenant,
-                skillPackage({ name, description: `The ${name} skill.` }, { body: `# ${name}\n\n${sentinel(tenant, name)} body`, extraFiles: { 'references/notes.md': `${sentinel(tenant, name)} member` } }),
+                skillPackage(
+                  { name, description: `The ${name} skill.` },
+                  {
+                    body: `# ${name}\n\n${sentinel(tenant, name)} body`,
+                    extraFiles: { 'references/notes.md': `${sentinel(tenant, name)} member` },
+                  },
+                ),
                 { source: 'operator' },
               );
               await withTransaction(database.pool, (client) =>
@@ -77,7 +91,12 @@ describe('tenant isolation (property)', () => {
           const server = await buildApiServer({ ...harness.services, tokens });
           try {
             for (const tenantIndex of tenants.keys()) {
-              const opened = await server.inject({ method: 'POST', url: '/v1/sessions', headers: bearer(tokens[tenantIndex]!), payload: { agentId: 'agent', tools: [] } });
+              const opened = await server.inject({
+                method: 'POST',
+                url: '/v1/sessions',
+                headers: bearer(tokens[tenantIndex]!),
+                payload: { agentId: 'agent', tools: [] },
+              });
               expect(opened.statusCode).toBe(201);
               sessions.push(opened.json().id);
             }
@@ -92,10 +111,19 @@ describe('tenant isolation (property)', () => {
                   response = await server.inject({ method: 'GET', url: '/v1/skills', headers });
                   break;
                 case 'recall':
-                  response = await server.inject({ method: 'GET', url: `/v1/recall?goal=${encodeURIComponent(`the ${request.name} task`)}&topK=5`, headers });
+                  response = await server.inject({
+                    method: 'GET',
+                    url: `/v1/recall?goal=${encodeURIComponent(`the ${request.name} task`)}&topK=5`,
+                    headers,
+                  });
                   break;
                 case 'open':
-                  response = await server.inject({ method: 'POST', url: '/v1/sessions', headers, payload: { agentId: 'agent', tools: [] } });
+                  response = await server.inject({
+                    method: 'POST',
+                    url: '/v1/sessions',
+                    headers,
+                    payload: { agentId: 'agent', tools: [] },
+                  });
                   break;
                 case 'load':
                 case 'member':
@@ -125,7 +153,8 @@ describe('tenant isolation (property)', () => {
               if (['load', 'member'].includes(request.route) && response.statusCode === 200) served.ownLoads += 1;
               if (request.route === 'recall') {
                 served.recalled += (response.json().skills as unknown[]).length;
-                for (const skill of response.json().skills as { whenToUse: string }[]) expect(skill.whenToUse).toContain(`SENTINEL::${tenants[caller]}::`);
+                for (const skill of response.json().skills as { whenToUse: string }[])
+                  expect(skill.whenToUse).toContain(`SENTINEL::${tenants[caller]}::`);
               }
             }
           } finally {

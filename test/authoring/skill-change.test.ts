@@ -37,7 +37,10 @@ describe('the approval diff', () => {
 
   it('reports a byte-identical package as all unchanged with an empty hunk list', () => {
     const same = skillPackage({ name: 'still' });
-    const copy = { directoryName: 'still', files: new Map([['SKILL.md', encoder.encode(new TextDecoder().decode(same.files.get('SKILL.md')))]]) };
+    const copy = {
+      directoryName: 'still',
+      files: new Map([['SKILL.md', encoder.encode(new TextDecoder().decode(same.files.get('SKILL.md')))]]),
+    };
     const change = describeSkillChange('still', { revision: 1, skillPackage: same }, { revision: 2, skillPackage: copy });
     expect(change.memberChanges.unchanged).toEqual(['SKILL.md']);
     expect(change.diff).not.toContain('@@');

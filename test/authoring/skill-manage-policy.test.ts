@@ -1,10 +1,6 @@
 import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import {
-  SkillAuthoringDenied,
-  SkillAuthoringDisabled,
-  SkillManageRequestInvalid,
-} from '../../src/authoring/authoring-errors.ts';
+import { SkillAuthoringDenied, SkillAuthoringDisabled, SkillManageRequestInvalid } from '../../src/authoring/authoring-errors.ts';
 import { createSkillManage } from '../../src/authoring/skill-manage.ts';
 import { decodeRequestPackage, skillManageRequestSchema } from '../../src/authoring/skill-manage-contract.ts';
 import type { SkillRepository } from '../../src/store/skill-repository.ts';
@@ -51,7 +47,12 @@ const untouchable = new Proxy({} as SkillRepository, {
 
 function manageWith(enabled = true) {
   const { pool, statements } = recordingPool();
-  const skills = createSkillManage({ pool, repository: untouchable, defaultLicense: 'Apache-2.0', settings: { enabled, approvalProfile: 'none' } });
+  const skills = createSkillManage({
+    pool,
+    repository: untouchable,
+    defaultLicense: 'Apache-2.0',
+    settings: { enabled, approvalProfile: 'none' },
+  });
   return { skills, statements };
 }
 
@@ -96,7 +97,10 @@ describe('skill_manage request schema', () => {
     ['archive without expectedRevision', { operation: 'archive', name: 'x' }],
     ['expectedRevision 0', { operation: 'archive', name: 'x', expectedRevision: 0 }],
     ['patch carrying a package', { operation: 'patch', name: 'x', expectedRevision: 1, skillMd: 'a', package: { files: {} } }],
-    ['a member that is neither text nor base64', { operation: 'create', name: 'x', package: { files: { 'a.bin': { base64: 'not base64!' } } } }],
+    [
+      'a member that is neither text nor base64',
+      { operation: 'create', name: 'x', package: { files: { 'a.bin': { base64: 'not base64!' } } } },
+    ],
   ])('refuses %s with SkillManageRequestInvalid before the policy stage reads anything', async (_label, request) => {
     expect(skillManageRequestSchema.safeParse(request).success).toBe(false);
     const { skills, statements } = manageWith();
@@ -107,9 +111,9 @@ describe('skill_manage request schema', () => {
   it('refuses a malformed context with SkillManageRequestInvalid naming the field', async () => {
     const { skills, statements } = manageWith();
     await expect(skills.manage(trustedContext('Bad Tenant', 'i'), createRequest('x'))).rejects.toThrow(/context\.tenantId/);
-    await expect(skills.manage({ ...trustedContext('t', 'i'), originTrust: 'system' as 'user' }, createRequest('x'))).rejects.toBeInstanceOf(
-      SkillManageRequestInvalid,
-    );
+    await expect(
+      skills.manage({ ...trustedContext('t', 'i'), originTrust: 'system' as 'user' }, createRequest('x')),
+    ).rejects.toBeInstanceOf(SkillManageRequestInvalid);
     expect(statements).toEqual([]);
   });
 

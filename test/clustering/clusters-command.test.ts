@@ -47,7 +47,11 @@ describe('skillsmith clusters (dry run) and skillsmith models', () => {
     await requireTestModel();
     database = await openTestDatabase();
     const runs = generateRuns({ seed: 2, runs: 80, tenantId: 'acme', families: ['deploy-service', 'triage-ci-failure', 'rotate-api-key'] });
-    await upsertRuns(database.pool, 'acme', runs.map((generated) => generated.report));
+    await upsertRuns(
+      database.pool,
+      'acme',
+      runs.map((generated) => generated.report),
+    );
   });
   afterAll(async () => {
     await database?.close();
@@ -57,7 +61,9 @@ describe('skillsmith clusters (dry run) and skillsmith models', () => {
     await run(['clusters', '--tenant', 'acme']);
     const { text } = printed.at(-1)!;
     const lines = text.split('\n');
-    expect(lines[0]).toMatch(/^tenant acme: 80 runs \(80 goals embedded now\) with sentence-transformers\/all-MiniLM-L6-v2, average linkage on 0\.5 × goal cosine \+ 0\.5 × tool-sequence similarity ≥ 0\.7: \d+ clusters, \d+ qualifying/);
+    expect(lines[0]).toMatch(
+      /^tenant acme: 80 runs \(80 goals embedded now\) with sentence-transformers\/all-MiniLM-L6-v2, average linkage on 0\.5 × goal cosine \+ 0\.5 × tool-sequence similarity ≥ 0\.7: \d+ clusters, \d+ qualifying/,
+    );
     const clusterLines = lines.slice(1);
     expect(clusterLines.length).toBeGreaterThan(0);
     for (const line of clusterLines) {

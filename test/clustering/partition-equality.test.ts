@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { clusterRuns, clusterVectors, type ClusterLinkage } from '../../src/clustering/cluster-goals.ts';
 import { nearestNeighbourChainCut } from '../../src/clustering/nearest-neighbour-chain.ts';
-import { goalSimilarity, runSimilarity, type RunSimilarity, type SimilarityDesign, type SimilaritySettings } from '../../src/clustering/run-similarity.ts';
+import {
+  goalSimilarity,
+  runSimilarity,
+  type RunSimilarity,
+  type SimilarityDesign,
+  type SimilaritySettings,
+} from '../../src/clustering/run-similarity.ts';
 import { tauComponents } from '../../src/clustering/tau-components.ts';
 import { ProcedureTable, type ProcedureTrace } from '../../src/clustering/tool-sequence-similarity.ts';
 import { createSeededRandom } from '../../src/runs/seeded-random.ts';

@@ -53,7 +53,14 @@ function generate(seed: number, familyCount: number, decoyCount: number) {
     for (let run = 0; run < runs; run++) {
       const calls = family.steps
         .filter((_, step) => step !== family.optionalStep || random.chance(0.5))
-        .flatMap((tool) => (random.chance(0.15) ? [{ tool, success: false }, { tool, success: true }] : [{ tool, success: true }]));
+        .flatMap((tool) =>
+          random.chance(0.15)
+            ? [
+                { tool, success: false },
+                { tool, success: true },
+              ]
+            : [{ tool, success: true }],
+        );
       // A paraphrase: cosine 0.87 to the family's direction, so two paraphrases meet at ≈ 0.75.
       vectors.push(noisyNeighbour(random, family.direction, 0.87));
       traces.push(traceOfRun({ toolCalls: calls }));
@@ -90,9 +97,7 @@ describe('procedure-aware clustering recovers generated families (property)', ()
             goalWeight: defaults.goalWeight,
           });
           const { clusters } = await clusterRuns(vectors, similarity, { linkage: 'average' });
-          const families = [...new Set(labels)].map((label) =>
-            labels.flatMap((runLabel, index) => (runLabel === label ? [index] : [])),
-          );
+          const families = [...new Set(labels)].map((label) => labels.flatMap((runLabel, index) => (runLabel === label ? [index] : [])));
           expect(partitionOf(labels.length, clusters)).toBe(partitionOf(labels.length, families));
         },
       ),

@@ -59,10 +59,7 @@ describe('cluster qualification', () => {
   });
 
   it('gives every cluster that does not qualify a reason', () => {
-    const assessments = assessClusters(
-      [[ok()], [failed(), failed(), failed()], [ok(), ok(), ok()], [ok(1), ok(1), ok(1)]],
-      thresholds,
-    );
+    const assessments = assessClusters([[ok()], [failed(), failed(), failed()], [ok(), ok(), ok()], [ok(1), ok(1), ok(1)]], thresholds);
     for (const assessment of assessments) {
       expect(assessment.qualifies || assessment.reason !== undefined).toBe(true);
     }

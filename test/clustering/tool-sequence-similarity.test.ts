@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { longestCommonSubsequence, ProcedureTable, toolSequenceSimilarity, traceOfRun } from '../../src/clustering/tool-sequence-similarity.ts';
+import {
+  longestCommonSubsequence,
+  ProcedureTable,
+  toolSequenceSimilarity,
+  traceOfRun,
+} from '../../src/clustering/tool-sequence-similarity.ts';
 
 const completed = (...tools: string[]) => ({ tools });
 const booking = ['flights.search_location', 'flights.search', 'flights.min_price', 'hotels.search_destination', 'hotels.search'];
@@ -23,7 +28,13 @@ describe('tool-sequence similarity', () => {
     const clean = traceOfRun({ toolCalls: booking.map((tool) => ({ tool, success: true })) });
     const retried = traceOfRun({
       toolCalls: booking.flatMap((tool, index) =>
-        index === 2 ? [{ tool, success: false }, { tool, success: false }, { tool, success: true }] : [{ tool, success: true }],
+        index === 2
+          ? [
+              { tool, success: false },
+              { tool, success: false },
+              { tool, success: true },
+            ]
+          : [{ tool, success: true }],
       ),
     });
     expect(retried).toEqual(clean);

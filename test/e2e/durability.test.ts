@@ -55,7 +55,11 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
     const runs = generateRuns({ seed: 21, runs: 2000 }).map(({ report }) => report);
     for (const tenantId of ['durable', 'baseline']) {
       for (let start = 0; start < runs.length; start += 500) {
-        await upsertRuns(database.pool, tenantId, runs.slice(start, start + 500).map((report) => ({ ...report, tenantId })));
+        await upsertRuns(
+          database.pool,
+          tenantId,
+          runs.slice(start, start + 500).map((report) => ({ ...report, tenantId })),
+        );
       }
     }
   });
@@ -80,26 +84,37 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
   it('SIGKILL during embed and again during distill/install: a new worker finishes with exactly the skills and revisions of an uninterrupted pass', async () => {
     workers.push(startWorkerProcess(env));
     const handle = await startSynthesisPass(client, { tenantId: 'durable', full: true, taskQueue });
-    await until('the embed step to be writing', async () => {
-      const { rows } = await database.pool.query(`SELECT count(*)::int AS n FROM goal_embeddings WHERE tenant_id = 'durable'`);
-      return rows[0].n > 0 ? true : undefined;
-    }, { timeoutMs: 120_000, retryErrors: true });
+    await until(
+      'the embed step to be writing',
+      async () => {
+        const { rows } = await database.pool.query(`SELECT count(*)::int AS n FROM goal_embeddings WHERE tenant_id = 'durable'`);
+        return rows[0].n > 0 ? true : undefined;
+      },
+      { timeoutMs: 120_000, retryErrors: true },
+    );
     await kill(workers[0]!);
-    const embeddedAtKill = (await database.pool.query(`SELECT count(*)::int AS n FROM goal_embeddings WHERE tenant_id = 'durable'`)).rows[0].n;
+    const embeddedAtKill = (await database.pool.query(`SELECT count(*)::int AS n FROM goal_embeddings WHERE tenant_id = 'durable'`)).rows[0]
+      .n;
     expect(embeddedAtKill).toBeLessThan(2000);
 
     workers.push(startWorkerProcess(env));
-    await until('a cluster to be installed', async () => {
-      const progress: PassProgress = await queryPassProgress(handle);
-      return progress.stage === 'distilling' && progress.clustersDone >= 1 ? true : undefined;
-    }, { timeoutMs: 180_000, retryErrors: true });
+    await until(
+      'a cluster to be installed',
+      async () => {
+        const progress: PassProgress = await queryPassProgress(handle);
+        return progress.stage === 'distilling' && progress.clustersDone >= 1 ? true : undefined;
+      },
+      { timeoutMs: 180_000, retryErrors: true },
+    );
     await kill(workers[1]!);
 
     workers.push(startWorkerProcess(env));
     const interrupted = (await handle.result()) as PassRecord;
     expect(interrupted.status).toBe('completed');
     const history = await handle.fetchHistory();
-    const attempts = (history.events ?? []).filter((event) => event.activityTaskStartedEventAttributes?.attempt && event.activityTaskStartedEventAttributes.attempt > 1);
+    const attempts = (history.events ?? []).filter(
+      (event) => event.activityTaskStartedEventAttributes?.attempt && event.activityTaskStartedEventAttributes.attempt > 1,
+    );
     expect(attempts.length).toBeGreaterThanOrEqual(1);
 
     const baseline = (await (await startSynthesisPass(client, { tenantId: 'baseline', full: true, taskQueue })).result()) as PassRecord;
@@ -112,7 +127,9 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
     for (const skill of durableSkills) {
       expect(skill.revisions).toEqual(Array.from({ length: skill.revisions.length }, (_, index) => index + 1));
     }
-    const embeddings = await database.pool.query(`SELECT count(*)::int AS n, count(DISTINCT run_id)::int AS runs FROM goal_embeddings WHERE tenant_id = 'durable'`);
+    const embeddings = await database.pool.query(
+      `SELECT count(*)::int AS n, count(DISTINCT run_id)::int AS runs FROM goal_embeddings WHERE tenant_id = 'durable'`,
+    );
     expect(embeddings.rows[0]).toEqual({ n: 2000, runs: 2000 });
   }, 420_000);
 
@@ -140,16 +157,28 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
         toolCalls: [{ tool: 'keys.rotate', success: true }],
       };
       await reportRunCompleted(client, report, { taskQueue: reviewEnv.TEMPORAL_TASK_QUEUE });
-      const recorded = await until('the run to be recorded', async () => {
-        const { rows } = await database.pool.query(`SELECT content_sha256 FROM runs WHERE tenant_id = 'reviews' AND run_id = $1`, [runId]);
-        return rows[0]?.content_sha256 as string | undefined;
-      }, { timeoutMs: 120_000, retryErrors: true });
+      const recorded = await until(
+        'the run to be recorded',
+        async () => {
+          const { rows } = await database.pool.query(`SELECT content_sha256 FROM runs WHERE tenant_id = 'reviews' AND run_id = $1`, [
+            runId,
+          ]);
+          return rows[0]?.content_sha256 as string | undefined;
+        },
+        { timeoutMs: 120_000, retryErrors: true },
+      );
       await kill(first);
       workers.push(startWorkerProcess(reviewEnv));
-      const review = await until('the review to finish', async () => {
-        const { rows } = await database.pool.query(`SELECT status, decision FROM reviews WHERE tenant_id = 'reviews' AND run_id = $1`, [runId]);
-        return rows[0] && rows[0].status !== 'running' ? rows[0] : undefined;
-      }, { timeoutMs: 180_000, retryErrors: true });
+      const review = await until(
+        'the review to finish',
+        async () => {
+          const { rows } = await database.pool.query(`SELECT status, decision FROM reviews WHERE tenant_id = 'reviews' AND run_id = $1`, [
+            runId,
+          ]);
+          return rows[0] && rows[0].status !== 'running' ? rows[0] : undefined;
+        },
+        { timeoutMs: 180_000, retryErrors: true },
+      );
       expect(review).toEqual({ status: 'completed', decision: 'none' });
       const counts = await database.pool.query(
         `SELECT (SELECT count(*)::int FROM reviews WHERE tenant_id = 'reviews') AS reviews,

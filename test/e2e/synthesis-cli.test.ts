@@ -6,11 +6,22 @@ import { freePort } from '../../src/infra/temporal-dev-server.ts';
 import { generateRuns } from '../../src/runs/trace-generator.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
-import { cliEnvironment, ingest, startSynthesisHarness, synthesisTestConfig, taskRuns, type SynthesisHarness } from '../support/synthesis-harness.ts';
+import {
+  cliEnvironment,
+  ingest,
+  startSynthesisHarness,
+  synthesisTestConfig,
+  taskRuns,
+  type SynthesisHarness,
+} from '../support/synthesis-harness.ts';
 import { requireTestModel, testModelDir } from '../support/test-model.ts';
 
 const TOOLS = ['secrets.read', 'keys.rotate', 'secrets.write'];
-const GOALS = ['Rotate the API key for the payments integration', 'Please rotate the payments integration API key', 'Rotate our payments API key'];
+const GOALS = [
+  'Rotate the API key for the payments integration',
+  'Please rotate the payments integration API key',
+  'Rotate our payments API key',
+];
 
 describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, schedule', () => {
   let database: TestDatabase;
@@ -41,7 +52,9 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
     const listed = JSON.parse((await runSkillsmith(['passes', '--json', '--tenant', 'cli'], env)).stdout);
     expect(listed.passes.map((record: { id: string }) => record.id)).toEqual([pass.id]);
     const shown = JSON.parse((await runSkillsmith(['passes', 'show', pass.id, '--json', '--tenant', 'cli'], env)).stdout);
-    expect(shown.clusters).toEqual([expect.objectContaining({ qualifying: true, status: 'installed', decision: 'add', revision: 1, runCount: 3 })]);
+    expect(shown.clusters).toEqual([
+      expect.objectContaining({ qualifying: true, status: 'installed', decision: 'add', revision: 1, runCount: 3 }),
+    ]);
   });
 
   it('synthesize --wait shows progress on stderr and the summary on stdout', async () => {
@@ -53,16 +66,22 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
   });
 
   it('recall prints the learned skill; a disabled procedure is not recalled; enable brings it back', async () => {
-    const recalled = JSON.parse((await runSkillsmith(['recall', 'rotate the payments API key please', '--json', '--tenant', 'cli'], env)).stdout);
+    const recalled = JSON.parse(
+      (await runSkillsmith(['recall', 'rotate the payments API key please', '--json', '--tenant', 'cli'], env)).stdout,
+    );
     expect(recalled.matches).toHaveLength(1);
     const name = recalled.matches[0].name;
     expect(recalled.matches[0]).toMatchObject({ revision: 1, toolsRequired: TOOLS });
 
     const disabled = await runSkillsmith(['procedures', 'disable', name, '--json', '--tenant', 'cli'], env);
     expect(JSON.parse(disabled.stdout)).toMatchObject({ name, enabled: false });
-    expect(JSON.parse((await runSkillsmith(['recall', 'rotate the payments API key please', '--json', '--tenant', 'cli'], env)).stdout).matches).toEqual([]);
+    expect(
+      JSON.parse((await runSkillsmith(['recall', 'rotate the payments API key please', '--json', '--tenant', 'cli'], env)).stdout).matches,
+    ).toEqual([]);
     await runSkillsmith(['procedures', 'enable', name, '--tenant', 'cli'], env);
-    expect(JSON.parse((await runSkillsmith(['recall', 'rotate the payments API key please', '--json', '--tenant', 'cli'], env)).stdout).matches).toHaveLength(1);
+    expect(
+      JSON.parse((await runSkillsmith(['recall', 'rotate the payments API key please', '--json', '--tenant', 'cli'], env)).stdout).matches,
+    ).toHaveLength(1);
 
     const missing = await runSkillsmith(['procedures', 'disable', 'no-such-skill', '--tenant', 'cli'], env);
     expect(missing.code).toBe(1);
@@ -88,9 +107,13 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
 
     expect((await runSkillsmith(['schedule', 'show', '--tenant', 'cli'], env)).stdout).toMatch(/^synthesis\/cli: every 24h\n/);
     await runSkillsmith(['schedule', 'pause', '--tenant', 'cli'], env);
-    expect(JSON.parse((await runSkillsmith(['schedule', 'show', '--json', '--tenant', 'cli'], env)).stdout)).toMatchObject({ paused: true });
+    expect(JSON.parse((await runSkillsmith(['schedule', 'show', '--json', '--tenant', 'cli'], env)).stdout)).toMatchObject({
+      paused: true,
+    });
     await runSkillsmith(['schedule', 'resume', '--tenant', 'cli'], env);
-    expect(JSON.parse((await runSkillsmith(['schedule', 'show', '--json', '--tenant', 'cli'], env)).stdout)).toMatchObject({ paused: false });
+    expect(JSON.parse((await runSkillsmith(['schedule', 'show', '--json', '--tenant', 'cli'], env)).stdout)).toMatchObject({
+      paused: false,
+    });
     expect((await runSkillsmith(['schedule', 'delete', '--tenant', 'cli'], env)).code).toBe(0);
     const gone = await runSkillsmith(['schedule', 'show', '--tenant', 'cli'], env);
     expect(gone.code).toBe(1);
@@ -114,7 +137,9 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
     expect(listed.passes[0]).toMatchObject({ id: handle.workflowId, status: 'cancelled' });
     const again = await runSkillsmith(['passes', 'cancel', handle.workflowId, '--json', '--tenant', 'cli-cancel'], env);
     expect(again.code).toBe(1);
-    expect(JSON.parse(again.stdout)).toEqual({ error: { code: 'PassNotRunning', message: `pass ${handle.workflowId} already ended (cancelled): nothing to cancel` } });
+    expect(JSON.parse(again.stdout)).toEqual({
+      error: { code: 'PassNotRunning', message: `pass ${handle.workflowId} already ended (cancelled): nothing to cancel` },
+    });
     const unknown = await runSkillsmith(['passes', 'cancel', 'synthesis/cli-cancel/nope', '--tenant', 'cli-cancel'], env);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/no running pass/);
@@ -137,14 +162,18 @@ describe('skillsmith demo on a fresh home', () => {
   });
 
   it('ingests the bundled runs, installs skills, recalls, and names what it substituted', async () => {
-    const run = await runSkillsmith(['demo', '--json'], {
-      SKILLSMITH_HOME: home,
-      SKILLSMITH_MODEL_DIR: testModelDir,
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_TASK_QUEUE: `demo-${Date.now()}`,
-      SKILLSMITH_POSTGRES_PORT: String(await freePort()),
-      NODE_NO_WARNINGS: '1',
-    }, 300_000);
+    const run = await runSkillsmith(
+      ['demo', '--json'],
+      {
+        SKILLSMITH_HOME: home,
+        SKILLSMITH_MODEL_DIR: testModelDir,
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_TASK_QUEUE: `demo-${Date.now()}`,
+        SKILLSMITH_POSTGRES_PORT: String(await freePort()),
+        NODE_NO_WARNINGS: '1',
+      },
+      300_000,
+    );
     expect(run.code).toBe(0);
     const demo = JSON.parse(run.stdout);
     expect(demo.notes).toEqual([

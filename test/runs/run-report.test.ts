@@ -81,7 +81,9 @@ describe('run report schema', () => {
     expect(issuesOf({ ...minimal(), completedAt: '2025-12-31T23:59:59Z' })).toEqual([
       { path: 'completedAt', reason: 'is earlier than startedAt' },
     ]);
-    expect(parseRunReport({ ...minimal(), startedAt: '2026-01-01T01:00:00+01:00', completedAt: '2026-01-01T00:00:00Z' }).success).toBe(true);
+    expect(parseRunReport({ ...minimal(), startedAt: '2026-01-01T01:00:00+01:00', completedAt: '2026-01-01T00:00:00Z' }).success).toBe(
+      true,
+    );
   });
 
   it('refuses more than 500 tool calls (a 10k-call run) with one issue', () => {
@@ -100,7 +102,9 @@ describe('run report schema', () => {
   it('refuses whitespace, control characters and 129-character tool names, quoting the refused value', () => {
     const refused = (tool: string) => issuesOf({ ...minimal(), toolCalls: [{ tool, success: true }] });
     const spaced = refused('get hotel');
-    expect(spaced).toEqual([{ path: 'toolCalls[0].tool', reason: expect.stringContaining('"get hotel" has U+0020 at index 3'), value: '"get hotel"' }]);
+    expect(spaced).toEqual([
+      { path: 'toolCalls[0].tool', reason: expect.stringContaining('"get hotel" has U+0020 at index 3'), value: '"get hotel"' },
+    ]);
     expect(refused('tab\there')[0]?.reason).toContain('"tab\\there" has U+0009');
     expect(refused('bell\u0007')[0]?.reason).toContain('"bell\\u0007" has U+0007');
     expect(refused('zero\u200bwidth')[0]?.reason).toContain('U+200B');
@@ -121,7 +125,10 @@ describe('run report schema', () => {
     expect(issuesOf(call({ tool: '' })).map((issue) => issue.path)).toEqual(['toolCalls[0].tool']);
     expect(parseRunReport(call({ tool: 'mcp__github__create_issue' })).success).toBe(true);
     const bigArgs = { blob: 'x'.repeat(64 * 1024) };
-    expect(issuesOf(call({ args: bigArgs }))[0]).toMatchObject({ path: 'toolCalls[0].args', reason: expect.stringMatching(/bytes as JSON; the limit is 65536/) });
+    expect(issuesOf(call({ args: bigArgs }))[0]).toMatchObject({
+      path: 'toolCalls[0].args',
+      reason: expect.stringMatching(/bytes as JSON; the limit is 65536/),
+    });
     expect(issuesOf(call({ args: ['not', 'an', 'object'] })).map((issue) => issue.path)).toEqual(['toolCalls[0].args']);
     expect(issuesOf(call({ resultSummary: 's'.repeat(4001) })).map((issue) => issue.path)).toEqual(['toolCalls[0].resultSummary']);
     expect(issuesOf(call({ durationMs: -1 })).map((issue) => issue.path)).toEqual(['toolCalls[0].durationMs']);

@@ -86,7 +86,8 @@ describe('trace generator', () => {
 describe('trace generator, varied catalog', () => {
   const runs = generateRuns({ seed: 21, runs: 1200, catalog: 'varied' });
   const completed = runs.filter(({ procedure, report }) => procedure !== null && report.status === 'completed');
-  const successfulTools = (report: (typeof runs)[number]['report']) => report.toolCalls.filter((call) => call.success).map((call) => call.tool);
+  const successfulTools = (report: (typeof runs)[number]['report']) =>
+    report.toolCalls.filter((call) => call.success).map((call) => call.tool);
 
   it('is deterministic given the seed, valid per the run report schema, and labels every run with its procedure', () => {
     expect(generateRuns({ seed: 21, runs: 100, catalog: 'varied' })).toEqual(runs.slice(0, 100));
@@ -111,7 +112,9 @@ describe('trace generator, varied catalog', () => {
 
   it('retries failed calls in runs that still complete', () => {
     const retried = completed.filter(({ report }) =>
-      report.toolCalls.some((call, index) => !call.success && report.toolCalls[index + 1]?.tool === call.tool && report.toolCalls[index + 1]?.success),
+      report.toolCalls.some(
+        (call, index) => !call.success && report.toolCalls[index + 1]?.tool === call.tool && report.toolCalls[index + 1]?.success,
+      ),
     );
     expect(retried.length / completed.length).toBeGreaterThan(0.2);
   });

@@ -63,7 +63,10 @@ describe('catalog rendering', () => {
   });
 
   it('keeps the same prefix a one-by-one scan would keep (generated catalogs)', () => {
-    const descriptionArbitrary = fc.array(fc.constantFrom('deploy', 'verify', 'the', 'service', 'quickly', 'Ωmega', '東京', '—'), { minLength: 1, maxLength: 60 });
+    const descriptionArbitrary = fc.array(fc.constantFrom('deploy', 'verify', 'the', 'service', 'quickly', 'Ωmega', '東京', '—'), {
+      minLength: 1,
+      maxLength: 60,
+    });
     fc.assert(
       fc.property(fc.array(fc.tuple(descriptionArbitrary, fc.boolean()), { maxLength: 30 }), (specs) => {
         const candidates = specs.map(([words, untrusted], index) =>
@@ -73,7 +76,11 @@ describe('catalog rendering', () => {
           }),
         );
         let linear = 0;
-        while (linear < Math.min(candidates.length, 20) && countTokens(renderCatalogText(candidates.slice(0, linear + 1))) <= CATALOG_TOKEN_LIMIT) linear += 1;
+        while (
+          linear < Math.min(candidates.length, 20) &&
+          countTokens(renderCatalogText(candidates.slice(0, linear + 1))) <= CATALOG_TOKEN_LIMIT
+        )
+          linear += 1;
         const catalog = buildCatalog(candidates);
         expect(catalog.entries.length).toBe(linear);
         expect(catalog.tokens).toBeLessThanOrEqual(CATALOG_TOKEN_LIMIT);
@@ -130,8 +137,17 @@ describe('gate.skill.body_cap (the load planner)', () => {
 
   it('1,000 generated sessions never hold more than two bodies or 6,000 body tokens', () => {
     const operation = fc.oneof(
-      fc.record({ kind: fc.constant('load' as const), name: fc.constantFrom('a', 'b', 'c', 'd', 'e'), path: fc.constantFrom(null, 'references/x.md'), tokens: fc.integer({ min: 1, max: 4000 }) }),
-      fc.record({ kind: fc.constant('unload' as const), name: fc.constantFrom('a', 'b', 'c', 'd', 'e'), path: fc.constantFrom(null, 'references/x.md') }),
+      fc.record({
+        kind: fc.constant('load' as const),
+        name: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+        path: fc.constantFrom(null, 'references/x.md'),
+        tokens: fc.integer({ min: 1, max: 4000 }),
+      }),
+      fc.record({
+        kind: fc.constant('unload' as const),
+        name: fc.constantFrom('a', 'b', 'c', 'd', 'e'),
+        path: fc.constantFrom(null, 'references/x.md'),
+      }),
     );
     fc.assert(
       fc.property(fc.array(operation, { maxLength: 40 }), (operations) => {

@@ -12,11 +12,7 @@ import {
   SkillMemberNotFound,
 } from '../../src/skills/package-archive.ts';
 import { readPackageDirectory } from '../../src/skills/skill-package.ts';
-import {
-  SkillPackagePathEscape,
-  SkillPackageSymlink,
-  SkillPackageTooManyFiles,
-} from '../../src/skills/validation-errors.ts';
+import { SkillPackagePathEscape, SkillPackageSymlink, SkillPackageTooManyFiles } from '../../src/skills/validation-errors.ts';
 import { encoder, skillPackage } from './skill-fixtures.ts';
 
 async function rawTar(entries: Array<{ name: string; type?: 'file' | 'symlink' | 'link'; content?: string; linkname?: string }>) {
@@ -69,10 +65,16 @@ describe('createPackageArchive', () => {
   });
 
   it('refuses archives carrying symlink or hardlink entries, or traversal member names', async () => {
-    const withSymlink = await rawTar([{ name: 'SKILL.md', content: 'x' }, { name: 'evil', type: 'symlink', linkname: '/etc/passwd' }]);
+    const withSymlink = await rawTar([
+      { name: 'SKILL.md', content: 'x' },
+      { name: 'evil', type: 'symlink', linkname: '/etc/passwd' },
+    ]);
     await expect(readPackageArchive(withSymlink, 'a')).rejects.toBeInstanceOf(SkillPackageSymlink);
     await expect(openMember(withSymlink, 'SKILL.md')).rejects.toBeInstanceOf(SkillPackageSymlink);
-    const withHardlink = await rawTar([{ name: 'SKILL.md', content: 'x' }, { name: 'h', type: 'link', linkname: 'SKILL.md' }]);
+    const withHardlink = await rawTar([
+      { name: 'SKILL.md', content: 'x' },
+      { name: 'h', type: 'link', linkname: 'SKILL.md' },
+    ]);
     await expect(readPackageArchive(withHardlink, 'a')).rejects.toBeInstanceOf(SkillPackageSymlink);
     const traversal = await rawTar([{ name: '../outside.md', content: 'x' }]);
     await expect(readPackageArchive(traversal, 'a')).rejects.toBeInstanceOf(SkillPackagePathEscape);

@@ -1,12 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { checkAgentSkillsDocument } from '../../src/skills/agentskills-rules.ts';
-import {
-  parseSkillDocument,
-  renderMetadataBlock,
-  serializeSkillDocument,
-  type SkillManifest,
-} from '../../src/skills/skill-format.ts';
+import { parseSkillDocument, renderMetadataBlock, serializeSkillDocument, type SkillManifest } from '../../src/skills/skill-format.ts';
 import { SkillManifestInvalid } from '../../src/skills/validation-errors.ts';
 
 const options = { defaultLicense: 'Apache-2.0' };
@@ -90,9 +85,7 @@ describe('parseSkillDocument', () => {
 
   it('refuses a document without front matter, unknown keys and a missing version with SkillManifestInvalid', () => {
     expect(() => parseSkillDocument('# just markdown', options)).toThrow(SkillManifestInvalid);
-    expect(() => parseSkillDocument('---\nname: a\ndescription: d\nversion: 1.0.0\nowner: x\n---\nb', options)).toThrow(
-      /owner/,
-    );
+    expect(() => parseSkillDocument('---\nname: a\ndescription: d\nversion: 1.0.0\nowner: x\n---\nb', options)).toThrow(/owner/);
     expect(() => parseSkillDocument('---\nname: a\ndescription: d\n---\nb', options)).toThrow(/version/);
     expect(() => parseSkillDocument('---\nname: [a\n---\nb', options)).toThrow(/YAML/);
   });
@@ -104,9 +97,7 @@ export const manifestArbitrary: fc.Arbitrary<SkillManifest> = fc.record({
   version: fc
     .tuple(fc.nat(30), fc.nat(30), fc.nat(30), fc.option(fc.stringMatching(/^[a-z]{1,5}(\.[0-9]{1,2})?$/), { nil: undefined }))
     .map(([major, minor, patch, pre]) => `${major}.${minor}.${patch}${pre === undefined ? '' : `-${pre}`}`),
-  description: fc
-    .string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 160 })
-    .filter((text) => text.trim().length > 0),
+  description: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 160 }).filter((text) => text.trim().length > 0),
   requiredTools: fc.array(toolName, { maxLength: 10 }),
   license: fc.constantFrom('Apache-2.0', 'MIT', 'LICENSE.txt', 'BSD-3-Clause', '0', 'true', 'null'),
 });
@@ -150,8 +141,8 @@ describe('checkAgentSkillsDocument', () => {
 
 describe('renderMetadataBlock', () => {
   it('renders the four advertised fields as one catalog entry', () => {
-    expect(
-      renderMetadataBlock({ name: 'x', version: '1.0.0', description: 'Does x.', requiredTools: [], license: 'MIT' }),
-    ).toBe('- name: x\n  version: 1.0.0\n  description: Does x.\n  required_tools: none');
+    expect(renderMetadataBlock({ name: 'x', version: '1.0.0', description: 'Does x.', requiredTools: [], license: 'MIT' })).toBe(
+      '- name: x\n  version: 1.0.0\n  description: Does x.\n  required_tools: none',
+    );
   });
 });

@@ -56,7 +56,12 @@ describe('skillsmith agents', () => {
     await skills.install('cli-agents', skillPackage({ name: 'known-b' }), { source: 'operator' });
     const first = await skillsmith('agents', 'set', 'ops', '--skills', 'known-a,known-b@1', '--tenant', 'cli-agents', '--json');
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toMatchObject({ tenantId: 'cli-agents', agentId: 'ops', version: 1, enabledSkills: ['known-a', 'known-b@1'] });
+    expect(JSON.parse(first.stdout)).toMatchObject({
+      tenantId: 'cli-agents',
+      agentId: 'ops',
+      version: 1,
+      enabledSkills: ['known-a', 'known-b@1'],
+    });
     const second = await skillsmith('agents', 'set', 'ops', '--skills', 'known-b', '--tenant', 'cli-agents', '--json');
     expect(JSON.parse(second.stdout)).toMatchObject({ version: 2, enabledSkills: ['known-b'] });
     const refused = await skillsmith('agents', 'set', 'ops', '--skills', 'known-a,ghost,known-b@7', '--tenant', 'cli-agents');
@@ -97,18 +102,22 @@ describe('skillsmith skills sync', () => {
     expect((await stat(join(directory, 'small-skill', 'SKILL.md'))).mtimeMs).toBe(before);
 
     // A human's file and a human's edit are never touched; an archived skill's files go.
-    await writeFile(join(directory, 'README.md'), 'ours, not sync\'s');
+    await writeFile(join(directory, 'README.md'), "ours, not sync's");
     await mkdir(join(directory, 'hand-made'), { recursive: true });
     await writeFile(join(directory, 'hand-made', 'SKILL.md'), 'hand written');
     await writeFile(join(directory, 'small-skill', 'references', 'a.md'), 'edited by a human');
     await skills.archive(tenant, 'big-skill', 1);
-    await skills.install(tenant, skillPackage({ name: 'small-skill' }, { body: '# Instructions\n\n1. Read twice.', extraFiles: { 'references/a.md': 'A2' } }), { source: 'operator' });
+    await skills.install(
+      tenant,
+      skillPackage({ name: 'small-skill' }, { body: '# Instructions\n\n1. Read twice.', extraFiles: { 'references/a.md': 'A2' } }),
+      { source: 'operator' },
+    );
     const third = JSON.parse((await skillsmith('skills', 'sync', '--dir', directory, '--tenant', tenant, '--json')).stdout);
     expect(third.removed).toEqual(['big-skill/SKILL.md']);
     expect(third.written).toEqual(['small-skill/SKILL.md']);
     expect(third.warnings).toEqual([expect.objectContaining({ code: 'locally_modified', path: 'small-skill/references/a.md' })]);
     expect(await readFile(join(directory, 'small-skill', 'references', 'a.md'), 'utf8')).toBe('edited by a human');
-    expect(await readFile(join(directory, 'README.md'), 'utf8')).toBe('ours, not sync\'s');
+    expect(await readFile(join(directory, 'README.md'), 'utf8')).toBe("ours, not sync's");
     expect(await readFile(join(directory, 'hand-made', 'SKILL.md'), 'utf8')).toBe('hand written');
     await expect(stat(join(directory, 'big-skill'))).rejects.toThrow();
     expect(await readFile(join(directory, 'small-skill', 'SKILL.md'), 'utf8')).toContain('Read twice.');
@@ -122,7 +131,9 @@ describe('skillsmith skills sync', () => {
     const directory = join(scratch, 'limit');
     const result = await syncSkillDirectory({ skills, tenantId: tenant, directory, maxSkillBytes: 50 });
     expect(result.warnings.map((warning) => warning.code)).toEqual(['skill_too_large']);
-    await expect(syncSkillDirectory({ skills, tenantId: 'sync', directory, maxSkillBytes: 4096 })).rejects.toThrow(/synced for tenant sync-limit/);
+    await expect(syncSkillDirectory({ skills, tenantId: 'sync', directory, maxSkillBytes: 4096 })).rejects.toThrow(
+      /synced for tenant sync-limit/,
+    );
   });
 });
 
@@ -188,7 +199,9 @@ describe('skillsmith api', () => {
       const opened = await Promise.all(Array.from({ length: 12 }, () => post('/v1/sessions', { agentId: 'bot', tools: [] })));
       expect(opened.map((response) => response.status)).toEqual(Array(12).fill(201));
       const ids = await Promise.all(opened.map(async (response) => ((await response.json()) as { id: string }).id));
-      const loads = await Promise.all(ids.flatMap((id) => ['stack-a', 'stack-b', 'stack-c'].map((name) => post(`/v1/sessions/${id}/skills/load`, { name }))));
+      const loads = await Promise.all(
+        ids.flatMap((id) => ['stack-a', 'stack-b', 'stack-c'].map((name) => post(`/v1/sessions/${id}/skills/load`, { name }))),
+      );
       const statuses = loads.map((response) => response.status);
       expect(statuses.filter((status) => status === 200)).toHaveLength(24);
       expect(statuses.filter((status) => status === 409)).toHaveLength(12);

@@ -113,7 +113,11 @@ describe('SKILL_AUTHORING approvals, end to end through the CLI', () => {
     });
     const resolved = await listSkillEvents(database.pool, tenant, { kind: 'approval.resolved' });
     expect(resolved).toHaveLength(1);
-    expect(resolved[0]).toMatchObject({ reason: 'approved', revision: 1, detail: { approvalId: createApprovalId, resolvedBy: 'reviewer-grace' } });
+    expect(resolved[0]).toMatchObject({
+      reason: 'approved',
+      revision: 1,
+      detail: { approvalId: createApprovalId, resolvedBy: 'reviewer-grace' },
+    });
     expect(typeof resolved[0]!.detail.latencyMs).toBe('number');
     // A retry of the original invocation now replays the installed outcome.
     const retried = await skills.manage(
@@ -185,7 +189,11 @@ describe('SKILL_AUTHORING approvals, end to end through the CLI', () => {
     expect(bodies.rows.some((row) => row.body.includes('RIVAL-SENTINEL'))).toBe(false);
     const conflicts = await listSkillEvents(database.pool, tenant, { kind: 'authoring.conflict' });
     expect(conflicts).toEqual([
-      expect.objectContaining({ invocationId: 'inv-approve-rival', reason: 'approval', detail: expect.objectContaining({ currentRevision: 2 }) }),
+      expect.objectContaining({
+        invocationId: 'inv-approve-rival',
+        reason: 'approval',
+        detail: expect.objectContaining({ currentRevision: 2 }),
+      }),
     ]);
   });
 
@@ -282,7 +290,9 @@ describe('approval expiry', () => {
       replayed: true,
     });
     const events = await listSkillEvents(database.pool, tenant, { kind: 'approval.resolved' });
-    expect(events).toEqual([expect.objectContaining({ reason: 'expired', detail: expect.objectContaining({ resolvedBy: 'system:approval-ttl' }) })]);
+    expect(events).toEqual([
+      expect.objectContaining({ reason: 'expired', detail: expect.objectContaining({ resolvedBy: 'system:approval-ttl' }) }),
+    ]);
     expect(await countSkillRows(database.pool, tenant)).toEqual({ skills: 0, revisions: 0, packages: 0 });
   });
 
@@ -326,7 +336,11 @@ describe('skillsmith metrics', () => {
     await repository.install(tenant, skillPackage({ name: 'platform' }), { source: 'operator' });
     const denials: Array<[string, Parameters<SkillManage['manage']>[0], unknown]> = [
       ['scope', trustedContext(tenant, 'inv-m-scope', { scopes: ['skills:write'] }), createRequest('x-one')],
-      ['origin_trust', trustedContext(tenant, 'inv-m-trust', { originTrust: 'untrusted', taint: 'read a web page' }), createRequest('x-two')],
+      [
+        'origin_trust',
+        trustedContext(tenant, 'inv-m-trust', { originTrust: 'untrusted', taint: 'read a web page' }),
+        createRequest('x-two'),
+      ],
       ['source', trustedContext(tenant, 'inv-m-source'), { operation: 'archive', name: 'platform', expectedRevision: 1 }],
       [
         'read_before_write',

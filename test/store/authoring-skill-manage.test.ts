@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Services } from '../../src/app/services.ts';
-import {
-  SkillAuthoringDenied,
-  SkillAuthoringDisabled,
-  SkillManageInvocationReused,
-} from '../../src/authoring/authoring-errors.ts';
+import { SkillAuthoringDenied, SkillAuthoringDisabled, SkillManageInvocationReused } from '../../src/authoring/authoring-errors.ts';
 import { createSkillManage, type SkillManage } from '../../src/authoring/skill-manage.ts';
 import { type SkillManageContext } from '../../src/authoring/skill-manage-contract.ts';
 import { readPackageArchive } from '../../src/skills/package-archive.ts';
@@ -233,7 +229,11 @@ describe('skill_manage idempotency (invocation id + canonical argument hash)', (
   it('returns the same revision for a retried invocation, whatever the key order, and writes once', async () => {
     const request = createRequest('retried', { extraFiles: { 'b.md': 'b', 'a.md': 'a' } });
     const first = await skills.manage(trustedContext(tenant, 'inv-idem-1'), request);
-    const reordered = { package: { files: Object.fromEntries(Object.entries(request.package.files).reverse()) }, name: 'retried', operation: 'create' };
+    const reordered = {
+      package: { files: Object.fromEntries(Object.entries(request.package.files).reverse()) },
+      name: 'retried',
+      operation: 'create',
+    };
     const second = await skills.manage(trustedContext(tenant, 'inv-idem-1'), reordered);
     expect(first).toMatchObject({ status: 'installed', revision: 1, replayed: false });
     expect(second).toEqual({ ...first, replayed: true });
@@ -343,7 +343,12 @@ describe('skill_manage source rules', () => {
 
   it('cannot reach an MCP skill: none is ever stored, so skill_manage finds nothing to write', async () => {
     await expect(
-      skills.manage(trustedContext(tenant, 'inv-source-mcp'), { operation: 'patch', name: 'mcp-prompt', expectedRevision: 1, skillMd: skillMd('mcp-prompt', '# x') }),
+      skills.manage(trustedContext(tenant, 'inv-source-mcp'), {
+        operation: 'patch',
+        name: 'mcp-prompt',
+        expectedRevision: 1,
+        skillMd: skillMd('mcp-prompt', '# x'),
+      }),
     ).rejects.toBeInstanceOf(SkillNotFound);
     expect((await countSkillRows(database.pool, tenant)).revisions).toBe(4);
   });

@@ -35,8 +35,16 @@ describe('goal embeddings store', () => {
     await requireTestModel();
     embedder = await createEmbedder(testModelSettings());
     database = await openTestDatabase();
-    await upsertRuns(database.pool, 'acme', generateRuns({ seed: 3, runs: 12, tenantId: 'acme' }).map((run) => run.report));
-    await upsertRuns(database.pool, 'other', generateRuns({ seed: 4, runs: 3, tenantId: 'other' }).map((run) => run.report));
+    await upsertRuns(
+      database.pool,
+      'acme',
+      generateRuns({ seed: 3, runs: 12, tenantId: 'acme' }).map((run) => run.report),
+    );
+    await upsertRuns(
+      database.pool,
+      'other',
+      generateRuns({ seed: 4, runs: 3, tenantId: 'other' }).map((run) => run.report),
+    );
   });
   afterAll(async () => {
     await database?.close();
@@ -85,9 +93,9 @@ describe('goal embeddings store', () => {
   it('refuses a vector of the wrong dimension and writes nothing', async () => {
     const model = { modelId: 'unit-test-model', dimension: 5 };
     const [goal] = await findGoalsWithoutEmbedding(database.pool, 'acme', model.modelId, { limit: 1 });
-    await expect(
-      insertGoalEmbeddings(database.pool, 'acme', model, [{ runId: goal!.runId, embedding: unit(6, 1) }]),
-    ).rejects.toThrow(EmbeddingDimensionMismatch);
+    await expect(insertGoalEmbeddings(database.pool, 'acme', model, [{ runId: goal!.runId, embedding: unit(6, 1) }])).rejects.toThrow(
+      EmbeddingDimensionMismatch,
+    );
     expect(await countGoalsWithoutEmbedding(database.pool, 'acme', model.modelId)).toBe(8);
   });
 
@@ -104,7 +112,11 @@ describe('goal embeddings store', () => {
   });
 
   it('reports progress after every embedder batch inside a page, so a slow page still heartbeats', async () => {
-    await upsertRuns(database.pool, 'batches', generateRuns({ seed: 5, runs: 3, tenantId: 'batches' }).map((run) => run.report));
+    await upsertRuns(
+      database.pool,
+      'batches',
+      generateRuns({ seed: 5, runs: 3, tenantId: 'batches' }).map((run) => run.report),
+    );
     const progress: number[] = [];
     const oneAtATime = await createEmbedder(testModelSettings({ batchSize: 1 }));
     await embedMissingGoals(database.pool, oneAtATime, 'batches', { pageSize: 3, onProgress: ({ embedded }) => progress.push(embedded) });
@@ -134,20 +146,28 @@ describe('embed and cluster activities', () => {
     embedder = await createEmbedder(config.embedding);
     database = await openTestDatabase();
     const runs = generateRuns({ seed: 11, runs: 60, tenantId: 'acme', families: ['deploy-service', 'triage-ci-failure'] });
-    await upsertRuns(database.pool, 'acme', runs.map((run) => run.report));
+    await upsertRuns(
+      database.pool,
+      'acme',
+      runs.map((run) => run.report),
+    );
   });
   afterAll(async () => {
     await database?.close();
   });
 
   it('refuses to cluster before the goals are embedded', async () => {
-    await expect(
-      clusterRunGoals(database.pool, 'acme', { modelId: embedder.modelId, synthesis: config.synthesis }),
-    ).rejects.toThrow(GoalsNotEmbedded);
+    await expect(clusterRunGoals(database.pool, 'acme', { modelId: embedder.modelId, synthesis: config.synthesis })).rejects.toThrow(
+      GoalsNotEmbedded,
+    );
   });
 
   it('embedGoals stops between pages when cancelled and keeps the pages already written', async () => {
-    await upsertRuns(database.pool, 'cancel', generateRuns({ seed: 12, runs: 600, tenantId: 'cancel' }).map((run) => run.report));
+    await upsertRuns(
+      database.pool,
+      'cancel',
+      generateRuns({ seed: 12, runs: 600, tenantId: 'cancel' }).map((run) => run.report),
+    );
     const environment = new MockActivityEnvironment();
     let calls = 0;
     const cancelling: Embedder = {
@@ -191,7 +211,14 @@ describe('embed and cluster activities', () => {
 
   it('clusterPassGoals records every cluster of the pass once and returns the qualifying keys in rank order', async () => {
     const passId = 'synthesis/acme/2026-11-29T00:00:00Z';
-    await beginPassRecord(database.pool, { tenantId: 'acme', id: passId, workflowRunId: 'r1', full: true, since: null, distiller: 'extractive' });
+    await beginPassRecord(database.pool, {
+      tenantId: 'acme',
+      id: passId,
+      workflowRunId: 'r1',
+      full: true,
+      since: null,
+      distiller: 'extractive',
+    });
     const { clusterPassGoals } = createClusterActivities({ pool: database.pool, config });
     const environment = new MockActivityEnvironment();
     const first: ClusterPassGoalsResult = await environment.run(clusterPassGoals, { tenantId: 'acme', passId });

@@ -26,10 +26,25 @@ describe('skillsmith reembed: the explicit way past a dimension mismatch', () =>
     // An older, 3-d model embedded the goals and a procedure before the switch.
     const oldModel = { modelId: 'old/tiny-3d', dimension: 3 };
     await ensureEmbeddingModel(database.pool, tenantId, oldModel);
-    await insertGoalEmbeddings(database.pool, tenantId, oldModel, runs.map((run) => ({ runId: run.runId, embedding: Float32Array.from([1, 0, 0]) })));
+    await insertGoalEmbeddings(
+      database.pool,
+      tenantId,
+      oldModel,
+      runs.map((run) => ({ runId: run.runId, embedding: Float32Array.from([1, 0, 0]) })),
+    );
     const skill = await createSkillRepository({ pool: database.pool, defaultLicense: 'MIT' }).install(
       tenantId,
-      { directoryName: 'deploy-service', files: new Map([['SKILL.md', new TextEncoder().encode('---\nname: deploy-service\ndescription: Deploy a service.\nmetadata:\n  version: 1.0.0\n---\n\n1. Deploy.\n')]]) },
+      {
+        directoryName: 'deploy-service',
+        files: new Map([
+          [
+            'SKILL.md',
+            new TextEncoder().encode(
+              '---\nname: deploy-service\ndescription: Deploy a service.\nmetadata:\n  version: 1.0.0\n---\n\n1. Deploy.\n',
+            ),
+          ],
+        ]),
+      },
       { source: 'operator' },
     );
     await withTransaction(database.pool, (client) =>
@@ -54,10 +69,19 @@ describe('skillsmith reembed: the explicit way past a dimension mismatch', () =>
 
   it('refuses the new model while the old vectors are stored, then moves every goal and procedure to it', async () => {
     await expect(embedMissingGoals(database.pool, embedder, tenantId, { pageSize: 64 })).rejects.toThrow(EmbeddingDimensionMismatch);
-    await expect(embedMissingGoals(database.pool, embedder, tenantId, { pageSize: 64 })).rejects.toThrow(/384-d vectors but 3-d are expected/);
+    await expect(embedMissingGoals(database.pool, embedder, tenantId, { pageSize: 64 })).rejects.toThrow(
+      /384-d vectors but 3-d are expected/,
+    );
 
     const result = await reembedTenant(database.pool, embedder, tenantId, { pageSize: 64 });
-    expect(result).toEqual({ tenantId, modelId: embedder.modelId, dimension: 384, droppedGoalEmbeddings: 30, embeddedGoals: 30, reembeddedProcedures: 1 });
+    expect(result).toEqual({
+      tenantId,
+      modelId: embedder.modelId,
+      dimension: 384,
+      droppedGoalEmbeddings: 30,
+      embeddedGoals: 30,
+      reembeddedProcedures: 1,
+    });
     expect(await listEmbeddingModels(database.pool, tenantId)).toEqual([{ modelId: embedder.modelId, dimension: 384 }]);
     const [procedure] = await listProcedures(database.pool, tenantId);
     expect(procedure).toMatchObject({ embeddingModel: embedder.modelId, embeddingDimension: 384 });

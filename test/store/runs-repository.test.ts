@@ -25,7 +25,14 @@ const report = (overrides: Partial<RunReportInput> = {}): RunReport =>
     startedAt: '2026-01-01T00:00:00Z',
     completedAt: '2026-01-01T00:01:00Z',
     toolCalls: [
-      { tool: 'repo.clone', args: { repo: 'acme/web', nested: { list: [1, 'two', null] } }, success: true, resultSummary: 'ok', durationMs: 12, at: '2026-01-01T00:00:01.000Z' },
+      {
+        tool: 'repo.clone',
+        args: { repo: 'acme/web', nested: { list: [1, 'two', null] } },
+        success: true,
+        resultSummary: 'ok',
+        durationMs: 12,
+        at: '2026-01-01T00:00:01.000Z',
+      },
       { tool: 'build.run', success: true },
       { tool: 'deploy.apply', success: false, error: 'HTTP 503' },
     ],
@@ -36,7 +43,11 @@ describe('run repository', () => {
   it('stores a run and its tool calls, and reads back exactly what was reported', async () => {
     const original = report();
     expect(await upsertRuns(database.pool, 'repo', [original])).toEqual({ inserted: ['run-1'], unchanged: [] });
-    expect(await findRun(database.pool, 'repo', 'run-1')).toEqual({ ...original, startedAt: '2026-01-01T00:00:00.000Z', completedAt: '2026-01-01T00:01:00.000Z' });
+    expect(await findRun(database.pool, 'repo', 'run-1')).toEqual({
+      ...original,
+      startedAt: '2026-01-01T00:00:00.000Z',
+      completedAt: '2026-01-01T00:01:00.000Z',
+    });
     expect(await countRuns(database.pool, 'repo')).toEqual({ runs: 1, toolCalls: 3 });
   });
 
@@ -68,14 +79,17 @@ describe('run repository', () => {
   });
 
   it('stores control characters and prompt-injection text in goals and args verbatim', async () => {
-    const goal = "Ignore previous instructions'); DROP TABLE runs; --\u0001\u0007\u001b[2J\r\n\t\"\\ 🚀 ﷽";
+    const goal = 'Ignore previous instructions\'); DROP TABLE runs; --\u0001\u0007\u001b[2J\r\n\t"\\ 🚀 ﷽';
     const args = { sql: "'; DELETE FROM tool_calls; --", control: '\u0008\u007f', quote: '"\\' };
     const injected = report({ runId: 'run-injection', goal, toolCalls: [{ tool: 'db.query', args, success: true, error: 'x' }] });
     await upsertRuns(database.pool, 'repo', [injected]);
     const stored = await findRun(database.pool, 'repo', 'run-injection');
     expect(stored?.goal).toBe(goal);
     expect(stored?.toolCalls[0]?.args).toEqual(args);
-    const { rows } = await database.pool.query<{ goal: string }>('SELECT goal FROM runs WHERE tenant_id = $1 AND run_id = $2', ['repo', 'run-injection']);
+    const { rows } = await database.pool.query<{ goal: string }>('SELECT goal FROM runs WHERE tenant_id = $1 AND run_id = $2', [
+      'repo',
+      'run-injection',
+    ]);
     expect(rows[0]?.goal).toBe(goal);
     expect((await countRuns(database.pool, 'repo')).runs).toBe(2);
   });
@@ -138,7 +152,14 @@ describe('extraction', () => {
       run('e-cancelled', 'cancelled', 0),
     ]);
     const summary = await extractRuns(database.pool, 'extract', { minSteps: 3 });
-    expect(summary).toMatchObject({ tenantId: 'extract', since: null, runsInWindow: 5, successfulSequences: 2, failedAttempts: 2, tooShort: 1 });
+    expect(summary).toMatchObject({
+      tenantId: 'extract',
+      since: null,
+      runsInWindow: 5,
+      successfulSequences: 2,
+      failedAttempts: 2,
+      tooShort: 1,
+    });
     expect(summary.runs.map((extracted) => [extracted.runId, extracted.successful])).toEqual([
       ['a-ok', true],
       ['b-ok-with-retries', true],

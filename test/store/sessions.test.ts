@@ -4,12 +4,7 @@ import type { Services } from '../../src/app/services.ts';
 import type { AgentSpecRepository } from '../../src/sessions/agent-spec-repository.ts';
 import { CATALOG_ENTRY_LIMIT, UNTRUSTED_CLOSE, UNTRUSTED_OPEN } from '../../src/sessions/catalog.ts';
 import { replaySession } from '../../src/sessions/replay.ts';
-import {
-  McpPromptChanged,
-  SkillBodyCapReached,
-  SkillNotInCatalog,
-  SkillRefsUnresolved,
-} from '../../src/sessions/session-errors.ts';
+import { McpPromptChanged, SkillBodyCapReached, SkillNotInCatalog, SkillRefsUnresolved } from '../../src/sessions/session-errors.ts';
 import { openSession, type SessionDependencies } from '../../src/sessions/session-open.ts';
 import { findSession } from '../../src/sessions/session-repository.ts';
 import { loadSkill, LOADED_ITEM_LIMIT, LOADED_TOKEN_LIMIT, type LoadedContent } from '../../src/sessions/skill-load.ts';
@@ -42,11 +37,19 @@ afterAll(async () => {
 
 const agentAuthor = (invocationId: string) => ({ runId: 'run-1', principalId: 'p-1', invocationId, idempotencyKey: `key-${invocationId}` });
 
-async function install(tenant: string, name: string, options: { body?: string; tools?: string[]; extra?: Record<string, string>; agent?: boolean; description?: string } = {}) {
+async function install(
+  tenant: string,
+  name: string,
+  options: { body?: string; tools?: string[]; extra?: Record<string, string>; agent?: boolean; description?: string } = {},
+) {
   return skills.install(
     tenant,
     skillPackage(
-      { name, ...(options.tools ? { requiredTools: options.tools } : {}), ...(options.description ? { description: options.description } : {}) },
+      {
+        name,
+        ...(options.tools ? { requiredTools: options.tools } : {}),
+        ...(options.description ? { description: options.description } : {}),
+      },
       { body: options.body ?? `# ${name}\n\n1. Do the ${name} thing.`, extraFiles: options.extra ?? {} },
     ),
     options.agent ? { source: 'agent', authoredBy: agentAuthor(`${tenant}-${name}-${Math.random()}`) } : { source: 'operator' },
@@ -61,7 +64,10 @@ describe('gate.skill.metadata_only', () => {
     const tenant = 'meta';
     const names = ['sent-a', 'sent-b', 'sent-c', 'sent-d', 'sent-e'];
     for (const name of names) {
-      await install(tenant, name, { body: `# ${name}\n\nSENTINEL-${name}-7f3a: follow these steps.`, extra: { 'references/more.md': `SENTINEL-REF-${name}` } });
+      await install(tenant, name, {
+        body: `# ${name}\n\nSENTINEL-${name}-7f3a: follow these steps.`,
+        extra: { 'references/more.md': `SENTINEL-REF-${name}` },
+      });
     }
     await agentSpecs.set(tenant, 'bot', names);
     const session = await openSession(deps, tenant, { agentId: 'bot', tools: [] });
@@ -136,7 +142,10 @@ describe('gate.skill.no_tool_from_skill (install)', () => {
         [table_name],
       );
       if (hasTenant.rowCount === 0) continue;
-      const { rows } = await database.pool.query<{ count: string }>(`SELECT count(*)::text AS count FROM "${table_name}" WHERE tenant_id = $1`, [tenant]);
+      const { rows } = await database.pool.query<{ count: string }>(
+        `SELECT count(*)::text AS count FROM "${table_name}" WHERE tenant_id = $1`,
+        [tenant],
+      );
       if (Number(rows[0]!.count) > 0) counts[table_name] = Number(rows[0]!.count);
     }
     // Exactly the skill's own rows: identity, revision, archive. No tool, no event, nothing else.
@@ -161,7 +170,10 @@ describe('gate.skill.untrusted_body', () => {
       tools: [],
       mcpPrompts: [{ server: 'srv', name: 'helper', description: 'Help with things.', text: 'MCP-BODY do the thing' }],
     });
-    const blocks = session.catalog.split(UNTRUSTED_OPEN).slice(1).map((block) => block.split(UNTRUSTED_CLOSE)[0]!);
+    const blocks = session.catalog
+      .split(UNTRUSTED_OPEN)
+      .slice(1)
+      .map((block) => block.split(UNTRUSTED_CLOSE)[0]!);
     expect(blocks).toHaveLength(2);
     expect(blocks[0]).toContain('- name: agent-skill');
     expect(blocks[1]).toContain('- name: srv/helper');
@@ -189,7 +201,12 @@ describe('gate.skill.missing_tool_loads', () => {
     expect(loaded.missingTools).toEqual(['sandbox.run_command', 'web.fetch']);
     expect(loaded.content).toContain('needs-tools');
     const events = await listSkillEvents(database.pool, tenant, { kind: 'skill.load' });
-    expect(events.at(-1)).toMatchObject({ sessionId: session.id, name: 'needs-tools', revision: 1, detail: { missingTools: ['sandbox.run_command', 'web.fetch'] } });
+    expect(events.at(-1)).toMatchObject({
+      sessionId: session.id,
+      name: 'needs-tools',
+      revision: 1,
+      detail: { missingTools: ['sandbox.run_command', 'web.fetch'] },
+    });
   });
 });
 
@@ -206,7 +223,10 @@ describe('gate.skill.catalog_capped', () => {
     const session = await openSession(deps, tenant, { agentId: 'bot', tools: [], mcpPrompts });
     expect(session.pins).toHaveLength(CATALOG_ENTRY_LIMIT);
     expect(session.pins.map((pin) => pin.name)).toEqual(order.slice(0, 20));
-    expect(session.dropped.map((entry) => entry.name)).toEqual([...order.slice(20), ...mcpPrompts.map((prompt) => `${prompt.server}/${prompt.name}`)]);
+    expect(session.dropped.map((entry) => entry.name)).toEqual([
+      ...order.slice(20),
+      ...mcpPrompts.map((prompt) => `${prompt.server}/${prompt.name}`),
+    ]);
     expect(session.mcpPrompts).toEqual([]);
     const created = (await listSkillEvents(database.pool, tenant, { kind: 'session.created' })).at(-1)!;
     expect(created.detail).toMatchObject({ droppedCount: 26 });
@@ -232,7 +252,9 @@ describe('gate.skill.body_cap', () => {
     await load(tenant, session.id, 'b-one', { unload: true });
     const now = (await load(tenant, session.id, 'b-three')) as LoadedContent;
     expect(now.loaded.map((item) => item.name)).toEqual(['b-two', 'b-three']);
-    const kinds = (await listSkillEvents(database.pool, tenant)).filter((event) => event.sessionId === session.id).map((event) => `${event.kind}${event.reason ? `:${event.reason}` : ''}`);
+    const kinds = (await listSkillEvents(database.pool, tenant))
+      .filter((event) => event.sessionId === session.id)
+      .map((event) => `${event.kind}${event.reason ? `:${event.reason}` : ''}`);
     expect(kinds).toEqual([
       'session.created',
       'skill.load',
@@ -257,7 +279,9 @@ describe('gate.skill.body_cap', () => {
       for (const name of ['b-one', 'b-two', 'b-three']) await install(tenant, name);
       await agentSpecs.set(tenant, 'bot', ['b-one', 'b-two', 'b-three']);
       const session = await openSession(raceDeps, tenant, { agentId: 'bot', tools: [] });
-      const results = await Promise.allSettled(['b-one', 'b-two', 'b-three'].map((name) => loadSkill(raceDeps, tenant, session.id, { name })));
+      const results = await Promise.allSettled(
+        ['b-one', 'b-two', 'b-three'].map((name) => loadSkill(raceDeps, tenant, session.id, { name })),
+      );
       const failures = results.flatMap((result) => (result.status === 'rejected' ? [(result.reason as Error).name] : []));
       expect(failures).toEqual(['SkillBodyCapReached']);
       expect((await findSession(database.pool, tenant, session.id))!.loaded).toHaveLength(2);
@@ -269,41 +293,50 @@ describe('gate.skill.body_cap', () => {
   // 1,000 generated sessions in eight parts over distinct seeds: each part is its own test, so
   // none runs near its timeout on a loaded machine, and each part must exercise both refusals.
   const PARTS = [42, 43, 44, 45, 46, 47, 48, 49];
-  it.each(PARTS)('1,000 generated sessions (125 with seed %i) against the store never hold more than two bodies or 6,000 body tokens', async (seed) => {
-    const tenant = `bodyprop-${seed}`;
-    const big = Array.from({ length: 350 }, (_, index) => `Step ${index}: inspect carefully.`).join('\n');
-    const names = ['g-a', 'g-b', 'g-c', 'g-d'];
-    for (const [index, name] of names.entries()) {
-      await install(tenant, name, { body: index % 2 === 0 ? big : `# ${name}\n\nShort.`, extra: { 'references/r.md': `${big}\n${big}` } });
-    }
-    await agentSpecs.set(tenant, 'bot', names);
-    const denials = new Set<string>();
-    await fc.assert(
-      fc.asyncProperty(
-        fc.array(
-          fc.record({ name: fc.constantFrom(...names), path: fc.constantFrom(undefined, 'references/r.md'), unload: fc.boolean() }),
-          { minLength: 1, maxLength: 8 },
-        ),
-        async (steps) => {
-          const session = await openSession(deps, tenant, { agentId: 'bot', tools: [] });
-          for (const step of steps) {
-            await loadSkill(deps, tenant, session.id, { name: step.name, ...(step.path ? { path: step.path } : {}), ...(step.unload ? { unload: true } : {}) }).catch(
-              (error: Error) => {
+  it.each(PARTS)(
+    '1,000 generated sessions (125 with seed %i) against the store never hold more than two bodies or 6,000 body tokens',
+    async (seed) => {
+      const tenant = `bodyprop-${seed}`;
+      const big = Array.from({ length: 350 }, (_, index) => `Step ${index}: inspect carefully.`).join('\n');
+      const names = ['g-a', 'g-b', 'g-c', 'g-d'];
+      for (const [index, name] of names.entries()) {
+        await install(tenant, name, {
+          body: index % 2 === 0 ? big : `# ${name}\n\nShort.`,
+          extra: { 'references/r.md': `${big}\n${big}` },
+        });
+      }
+      await agentSpecs.set(tenant, 'bot', names);
+      const denials = new Set<string>();
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.record({ name: fc.constantFrom(...names), path: fc.constantFrom(undefined, 'references/r.md'), unload: fc.boolean() }),
+            { minLength: 1, maxLength: 8 },
+          ),
+          async (steps) => {
+            const session = await openSession(deps, tenant, { agentId: 'bot', tools: [] });
+            for (const step of steps) {
+              await loadSkill(deps, tenant, session.id, {
+                name: step.name,
+                ...(step.path ? { path: step.path } : {}),
+                ...(step.unload ? { unload: true } : {}),
+              }).catch((error: Error) => {
                 if (!['SkillBodyCapReached', 'SkillBodyBudgetExceeded'].includes(error.name)) throw error;
                 denials.add(error.name);
-              },
-            );
-            const stored = (await findSession(database.pool, tenant, session.id))!;
-            expect(stored.loaded.length).toBeLessThanOrEqual(LOADED_ITEM_LIMIT);
-            expect(stored.loaded.reduce((sum, item) => sum + item.tokens, 0)).toBeLessThanOrEqual(LOADED_TOKEN_LIMIT);
-          }
-        },
-      ),
-      { numRuns: 1000 / PARTS.length, seed },
-    );
-    // Both refusals were exercised, not only the happy path.
-    expect([...denials].sort()).toEqual(['SkillBodyBudgetExceeded', 'SkillBodyCapReached']);
-  }, 180_000);
+              });
+              const stored = (await findSession(database.pool, tenant, session.id))!;
+              expect(stored.loaded.length).toBeLessThanOrEqual(LOADED_ITEM_LIMIT);
+              expect(stored.loaded.reduce((sum, item) => sum + item.tokens, 0)).toBeLessThanOrEqual(LOADED_TOKEN_LIMIT);
+            }
+          },
+        ),
+        { numRuns: 1000 / PARTS.length, seed },
+      );
+      // Both refusals were exercised, not only the happy path.
+      expect([...denials].sort()).toEqual(['SkillBodyBudgetExceeded', 'SkillBodyCapReached']);
+    },
+    180_000,
+  );
 });
 
 describe('gate.skill.mcp_read_only', () => {
@@ -318,7 +351,13 @@ describe('gate.skill.mcp_read_only', () => {
       mcpPrompts: [{ server: 'git', name: 'review', description: 'Review a diff.', text }],
     });
     expect(session.pins).toEqual([
-      expect.objectContaining({ name: 'git/review', revision: 0, source: 'mcp', trust: 'external_untrusted', contentSha256: sha256Hex(text) }),
+      expect.objectContaining({
+        name: 'git/review',
+        revision: 0,
+        source: 'mcp',
+        trust: 'external_untrusted',
+        contentSha256: sha256Hex(text),
+      }),
     ]);
     expect(await countSkillRows(database.pool, tenant)).toEqual({ skills: 0, revisions: 0, packages: 0 });
     const loaded = (await load(tenant, session.id, 'git/review')) as LoadedContent;
@@ -328,7 +367,9 @@ describe('gate.skill.mcp_read_only', () => {
     // Replay detects that the server changed its prompt.
     await expect(replaySession(deps, tenant, session.id)).resolves.toBeDefined();
     await expect(
-      replaySession(deps, tenant, session.id, { mcpPrompts: [{ server: 'git', name: 'review', description: 'Review a diff.', text: 'changed' }] }),
+      replaySession(deps, tenant, session.id, {
+        mcpPrompts: [{ server: 'git', name: 'review', description: 'Review a diff.', text: 'changed' }],
+      }),
     ).rejects.toBeInstanceOf(McpPromptChanged);
   });
 });
@@ -382,10 +423,7 @@ describe('agent specs and replay', () => {
     await install(tenant, 'replayed', { body: '# replayed\n\nNewest.' });
     const replay = await replaySession(deps, tenant, session.id);
     expect(replay.pins).toEqual([{ name: 'replayed', revision: 1, contentSha256: session.pins[0]!.contentSha256, source: 'operator' }]);
-    await database.pool.query(
-      `UPDATE skill_packages SET bytes = bytes || '\\x00'::bytea WHERE tenant_id = $1 AND revision = 1`,
-      [tenant],
-    );
+    await database.pool.query(`UPDATE skill_packages SET bytes = bytes || '\\x00'::bytea WHERE tenant_id = $1 AND revision = 1`, [tenant]);
     const failure = replaySession(deps, tenant, session.id);
     await expect(failure).rejects.toBeInstanceOf(SkillPinMismatch);
     await expect(replaySession(deps, tenant, session.id)).rejects.toThrow(/replayed@1/);

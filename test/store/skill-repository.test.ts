@@ -138,9 +138,9 @@ describe('SkillRepository.install', () => {
     );
     const member = await openSkillPackageMember(database.pool, 't-member', installed.packageKey, 'references/guide.md');
     expect(new TextDecoder().decode(member)).toBe('the guide');
-    await expect(
-      openSkillPackageMember(database.pool, 't-member', installed.packageKey, '../../etc/passwd'),
-    ).rejects.toBeInstanceOf(SkillPackagePathEscape);
+    await expect(openSkillPackageMember(database.pool, 't-member', installed.packageKey, '../../etc/passwd')).rejects.toBeInstanceOf(
+      SkillPackagePathEscape,
+    );
   });
 
   it('keeps tenants apart', async () => {
@@ -179,9 +179,7 @@ describe('SkillRepository.resolve, listActive and archive', () => {
     const pinned = await repository.resolve('t-resolve', 'floaty@3');
     expect(pinned.status).toBe('archived');
     expect(pinned.manifest.version).toBe('1.2.0');
-    expect((await repository.listActive('t-resolve', 20)).map((revision) => `${revision.name}@${revision.revision}`)).toEqual([
-      'floaty@2',
-    ]);
+    expect((await repository.listActive('t-resolve', 20)).map((revision) => `${revision.name}@${revision.revision}`)).toEqual(['floaty@2']);
   });
 
   it('fails an unknown name or revision with SkillNotFound quoting the ref', async () => {
@@ -225,14 +223,12 @@ describe('gate.skill.revision_pinned', () => {
     const bytes = await repository.readArchive('t-pin', original);
     expect(contentSha256(bytes)).toBe(pin.contentSha256);
 
-    await database.pool.query(
-      `UPDATE skill_packages SET bytes = bytes || '\\x00'::bytea WHERE tenant_id = $1 AND key = $2`,
-      ['t-pin', original.packageKey],
-    );
+    await database.pool.query(`UPDATE skill_packages SET bytes = bytes || '\\x00'::bytea WHERE tenant_id = $1 AND key = $2`, [
+      't-pin',
+      original.packageKey,
+    ]);
     await expect(repository.verifyPins('t-pin', [pin])).rejects.toBeInstanceOf(SkillPinMismatch);
     await expect(repository.readArchive('t-pin', original)).rejects.toBeInstanceOf(SkillPinMismatch);
-    await expect(
-      repository.verifyPins('t-pin', [{ ...pin, revision: 2 }]),
-    ).rejects.toThrow(/pinned@2 expects content_sha256/);
+    await expect(repository.verifyPins('t-pin', [{ ...pin, revision: 2 }])).rejects.toThrow(/pinned@2 expects content_sha256/);
   });
 });

@@ -55,10 +55,7 @@ const packageArbitrary = fc.record({
   version: versionArbitrary,
   description: descriptionArbitrary,
   requiredTools: fc.array(toolArbitrary, { maxLength: 11 }),
-  bodyWords: fc.oneof(
-    { weight: 14, arbitrary: fc.integer({ min: 1, max: 400 }) },
-    { weight: 1, arbitrary: fc.constantFrom(0, 3100) },
-  ),
+  bodyWords: fc.oneof({ weight: 14, arbitrary: fc.integer({ min: 1, max: 400 }) }, { weight: 1, arbitrary: fc.constantFrom(0, 3100) }),
   extraFiles: fc.oneof(
     { weight: 14, arbitrary: fc.array(memberPathArbitrary, { maxLength: 6 }) },
     { weight: 1, arbitrary: fc.constant(Array.from({ length: 70 }, (_, index) => `references/r${index}.md`)) },

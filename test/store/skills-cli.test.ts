@@ -96,9 +96,10 @@ describe('skillsmith skills (CLI)', { timeout: 180_000 }, () => {
     expect(JSON.parse(exported.stdout)).toMatchObject({ files: ['SKILL.md', 'references/layout.md'] });
     expect(await readFile(join(out, 'repo-tour', 'SKILL.md'), 'utf8')).toBe(await readFile(join(source, 'SKILL.md'), 'utf8'));
 
-    const reinstalled = JSON.parse(
-      (await skillsmith('skills', 'install', join(out, 'repo-tour'), '--tenant', 'cli', '--json')).stdout,
-    ) as { revision: number; contentSha256: string };
+    const reinstalled = JSON.parse((await skillsmith('skills', 'install', join(out, 'repo-tour'), '--tenant', 'cli', '--json')).stdout) as {
+      revision: number;
+      contentSha256: string;
+    };
     expect(reinstalled).toMatchObject({ revision: 2, contentSha256: first.contentSha256 });
 
     const archived = await skillsmith('skills', 'archive', 'repo-tour@2', '--tenant', 'cli');
@@ -127,10 +128,7 @@ describe('skillsmith skills (CLI)', { timeout: 180_000 }, () => {
 
   it('exits non-zero with a one-line reason naming the rule and the measured value', async () => {
     const directory = await writePackage(join(scratch, 'bad'), 'wrong-dir');
-    await writeFile(
-      join(directory, 'SKILL.md'),
-      '---\nname: other-name\nversion: 1.0.0\ndescription: d\n---\nbody\n',
-    );
+    await writeFile(join(directory, 'SKILL.md'), '---\nname: other-name\nversion: 1.0.0\ndescription: d\n---\nbody\n');
     const failed = await skillsmith('skills', 'install', directory, '--tenant', 'cli', '--json');
     expect(failed.code).not.toBe(0);
     expect(failed.stderr.trim().split('\n')).toHaveLength(1);

@@ -13,10 +13,7 @@ export interface ChatCompletionRequest {
   messages: Array<{ role: string; content: string }>;
 }
 
-export type ScriptedAnswer =
-  | { content: string; delayMs?: number }
-  | { status: number; body: string }
-  | { hangUp: true };
+export type ScriptedAnswer = { content: string; delayMs?: number } | { status: number; body: string } | { hangUp: true };
 
 export interface ScriptedLlm {
   baseUrl: string;

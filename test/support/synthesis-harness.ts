@@ -15,7 +15,11 @@ import { defaultRecallThreshold } from '../../src/recall/recall-threshold.ts';
 import { testEmbeddingModel } from '../../src/embedding/model-pull.ts';
 
 /** Config for a pass over the real test model, with the LLM (when given) at a scripted loopback server. */
-export function synthesisTestConfig(overrides: { llmBaseUrl?: string; taskQueue: string; synthesis?: Partial<Config['synthesis']> }): Config {
+export function synthesisTestConfig(overrides: {
+  llmBaseUrl?: string;
+  taskQueue: string;
+  synthesis?: Partial<Config['synthesis']>;
+}): Config {
   const base = loadConfig({});
   return {
     ...base,
@@ -92,7 +96,11 @@ export async function startSynthesisHarness(database: TestDatabase, config: Conf
 }
 
 /** The settings a `skillsmith` child process needs to work on this harness: its database, Temporal, task queue and the test model. */
-export function cliEnvironment(database: TestDatabase, harness: SynthesisHarness, overrides: Record<string, string> = {}): Record<string, string> {
+export function cliEnvironment(
+  database: TestDatabase,
+  harness: SynthesisHarness,
+  overrides: Record<string, string> = {},
+): Record<string, string> {
   return {
     DATABASE_URL: database.url,
     TEMPORAL_ADDRESS: harness.config.temporal.address!,

@@ -78,9 +78,7 @@ export function structuredUnitVectors(
     const family = families[label]!;
     const subTopic = random.pick(family.subTopics);
     const offset = randomDirection(random, dimension);
-    vectors.push(
-      normalise(Float64Array.from(subTopic, (value, k) => value + (family.noise * offset[k]!) / Math.sqrt(dimension))),
-    );
+    vectors.push(normalise(Float64Array.from(subTopic, (value, k) => value + (family.noise * offset[k]!) / Math.sqrt(dimension))));
     labels.push(label);
   }
   return { vectors, labels };

@@ -44,14 +44,22 @@ describe('Skill.parse of distiller output', () => {
 
   it.each([
     ['prose instead of a document', 'Sure! Here is the skill you asked for: triage tickets carefully.', /neither SKIP nor a document/],
-    ['bad YAML', good.replace('tools_required: [query_documents, read_file, remember]', 'tools_required: [query_documents, read_file'), /front matter does not parse/],
+    [
+      'bad YAML',
+      good.replace('tools_required: [query_documents, read_file, remember]', 'tools_required: [query_documents, read_file'),
+      /front matter does not parse/,
+    ],
     ['a missing field', good.replace(/^when_to_use:.*\n/m, ''), /when_to_use/],
     ['an extra field the model must not emit', good.replace('---\n#', 'version: 2.0.0\n---\n#'), /front matter/],
     ['an invalid name', good.replace('name: triage-support-ticket', 'name: Triage Support Ticket'), /SkillNameInvalid/],
     ['no edge cases section', good.replace('## Edge cases', '## Notes'), /Edge cases/],
     ['no numbered steps', good.replace(/^\d\. /gm, '- '), /numbered steps/],
     ['a body over 3,000 tokens', good.replace('## Edge cases', `${'word '.repeat(3200)}\n\n## Edge cases`), /SkillBodyTooLong.*limit 3000/],
-    ['a when_to_use with a line break', good.replace(/^when_to_use: (.*)$/m, 'when_to_use: |\n  $1\n  and a second line'), /SkillDescriptionInvalid/],
+    [
+      'a when_to_use with a line break',
+      good.replace(/^when_to_use: (.*)$/m, 'when_to_use: |\n  $1\n  and a second line'),
+      /SkillDescriptionInvalid/,
+    ],
   ])('refuses %s with the reason, never repairing it', (_label, output, reason) => {
     const attempt = () => parseLearnedSkill(output, { license: 'MIT' });
     expect(attempt).toThrow(DistillOutputMalformed);

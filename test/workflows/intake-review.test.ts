@@ -11,7 +11,11 @@ import { requireTestModel } from '../support/test-model.ts';
 import { until } from '../support/until.ts';
 
 const ROTATE_TOOLS = ['secrets.read', 'keys.rotate', 'secrets.write'];
-const ROTATE_GOALS = ['Rotate the API key for the payments integration', 'Please rotate the payments integration API key', 'Rotate our payments API key'];
+const ROTATE_GOALS = [
+  'Rotate the API key for the payments integration',
+  'Please rotate the payments integration API key',
+  'Rotate our payments API key',
+];
 
 const skillMd = (name: string, step: string) =>
   `---\nname: ${name}\ndescription: Rotate an integration's API key.\nlicense: Apache-2.0\nmetadata:\n  version: 1.1.0\n---\n\n1. ${step}\n\n## Edge cases\n- Stop on error.\n`;
@@ -58,7 +62,9 @@ describe('run intake, the track record and the background review', () => {
 
   const send = (body: unknown) => reportRunCompleted(harness.client, body, { taskQueue: harness.config.temporal.taskQueue });
   const recorded = (tenantId: string, runId: string) =>
-    until(`run ${runId}`, async () => ((await database.pool.query('SELECT 1 FROM runs WHERE tenant_id = $1 AND run_id = $2', [tenantId, runId])).rowCount ? true : undefined));
+    until(`run ${runId}`, async () =>
+      (await database.pool.query('SELECT 1 FROM runs WHERE tenant_id = $1 AND run_id = $2', [tenantId, runId])).rowCount ? true : undefined,
+    );
   const reviewed = (tenantId: string, runId: string) =>
     until(`review of ${runId}`, async () => {
       const record = await findReview(database.pool, tenantId, runId);
@@ -109,11 +115,20 @@ describe('run intake, the track record and the background review', () => {
     await send(success);
     await reviewed(tenantId, success.runId);
     let [after] = await listProcedures(database.pool, tenantId);
-    expect(after).toMatchObject({ attemptCount: procedure!.attemptCount + 1, successCount: procedure!.successCount + 1, observedAttempts: 1, observedSuccesses: 1 });
+    expect(after).toMatchObject({
+      attemptCount: procedure!.attemptCount + 1,
+      successCount: procedure!.successCount + 1,
+      observedAttempts: 1,
+      observedSuccesses: 1,
+    });
     expect(after!.lastUsedAt).not.toBeNull();
 
     for (let index = 0; index < 2; index++) {
-      const failed = report(tenantId, { skillPins: pins, status: 'failed', toolCalls: [{ tool: 'keys.rotate', success: false, error: 'denied' }] });
+      const failed = report(tenantId, {
+        skillPins: pins,
+        status: 'failed',
+        toolCalls: [{ tool: 'keys.rotate', success: false, error: 'denied' }],
+      });
       await send(failed);
       await reviewed(tenantId, failed.runId);
     }
@@ -138,11 +153,22 @@ describe('run intake, the track record and the background review', () => {
     const body = report(tenantId);
     reviewer = (request) => {
       const user = request.messages[1]!.content;
-      if (!user.includes('Your answer:')) return { content: JSON.stringify({ calls: [{ tool: 'skill.load', args: { name: 'rotate-key' } }] }) };
+      if (!user.includes('Your answer:'))
+        return { content: JSON.stringify({ calls: [{ tool: 'skill.load', args: { name: 'rotate-key' } }] }) };
       if (!user.includes('"skill_manage"')) {
         return {
           content: JSON.stringify({
-            calls: [{ tool: 'skill_manage', args: { operation: 'patch', name: 'rotate-key', expectedRevision: created.revision, skillMd: skillMd('rotate-key', 'Read the secret, rotate the key, write it back.') } }],
+            calls: [
+              {
+                tool: 'skill_manage',
+                args: {
+                  operation: 'patch',
+                  name: 'rotate-key',
+                  expectedRevision: created.revision,
+                  skillMd: skillMd('rotate-key', 'Read the secret, rotate the key, write it back.'),
+                },
+              },
+            ],
           }),
         };
       }
@@ -160,17 +186,45 @@ describe('run intake, the track record and the background review', () => {
   it('gate.skill.review_confined: an outside tool, a write before read, a non-agent skill and an archive are each denied', async () => {
     const tenantId = 'confined';
     const { skills } = harness.services;
-    await skills.install(tenantId, { directoryName: 'ops-runbook', files: new Map([['SKILL.md', new TextEncoder().encode(skillMd('ops-runbook', 'Page the on-call.'))]]) }, { source: 'operator' });
+    await skills.install(
+      tenantId,
+      {
+        directoryName: 'ops-runbook',
+        files: new Map([['SKILL.md', new TextEncoder().encode(skillMd('ops-runbook', 'Page the on-call.'))]]),
+      },
+      { source: 'operator' },
+    );
     const agent = await skills.install(
       tenantId,
       { directoryName: 'rotate-key', files: new Map([['SKILL.md', new TextEncoder().encode(skillMd('rotate-key', 'Rotate the key.'))]]) },
-      { source: 'agent', authoredBy: { runId: 'seed', principalId: 'seed', invocationId: `seed-confined-${Date.now()}`, idempotencyKey: 'k' } },
+      {
+        source: 'agent',
+        authoredBy: { runId: 'seed', principalId: 'seed', invocationId: `seed-confined-${Date.now()}`, idempotencyKey: 'k' },
+      },
     );
     const attempts: Array<[string, object, string]> = [
       ['outside tool', { tool: 'web.fetch', args: { url: 'http://example.invalid' } }, 'outside_tool'],
-      ['patch before load', { tool: 'skill_manage', args: { operation: 'patch', name: 'rotate-key', expectedRevision: agent.revision, skillMd: skillMd('rotate-key', 'x') } }, 'read_before_write'],
-      ['patch of an operator skill', { tool: 'skill_manage', args: { operation: 'patch', name: 'ops-runbook', expectedRevision: 1, skillMd: skillMd('ops-runbook', 'x') } }, 'source'],
-      ['archive', { tool: 'skill_manage', args: { operation: 'archive', name: 'rotate-key', expectedRevision: agent.revision } }, 'review_archive'],
+      [
+        'patch before load',
+        {
+          tool: 'skill_manage',
+          args: { operation: 'patch', name: 'rotate-key', expectedRevision: agent.revision, skillMd: skillMd('rotate-key', 'x') },
+        },
+        'read_before_write',
+      ],
+      [
+        'patch of an operator skill',
+        {
+          tool: 'skill_manage',
+          args: { operation: 'patch', name: 'ops-runbook', expectedRevision: 1, skillMd: skillMd('ops-runbook', 'x') },
+        },
+        'source',
+      ],
+      [
+        'archive',
+        { tool: 'skill_manage', args: { operation: 'archive', name: 'rotate-key', expectedRevision: agent.revision } },
+        'review_archive',
+      ],
     ];
     for (const [label, call, reason] of attempts) {
       const body = report(tenantId);
@@ -184,7 +238,9 @@ describe('run intake, the track record and the background review', () => {
       expect((record.detail as { calls: unknown[] }).calls, label).toEqual([{ tool: (call as { tool: string }).tool, ok: false, reason }]);
     }
     const events = await listSkillEvents(database.pool, tenantId);
-    const reasons = events.filter((event) => event.kind === 'review.denied' || event.kind === 'authoring.denied').map((event) => event.reason);
+    const reasons = events
+      .filter((event) => event.kind === 'review.denied' || event.kind === 'authoring.denied')
+      .map((event) => event.reason);
     expect(reasons.sort()).toEqual(['outside_tool', 'read_before_write', 'review_archive', 'source']);
     expect((await skills.resolve(tenantId, 'rotate-key')).revision).toBe(agent.revision);
     expect((await skills.resolve(tenantId, 'ops-runbook')).revision).toBe(1);
@@ -228,7 +284,8 @@ describe('run intake, the track record and the background review', () => {
     await until('all 60 runs', async () => ((await countRuns(database.pool, tenantId)).runs === 60 ? true : undefined));
     const handle = harness.client.workflow.getHandle(`intake/${tenantId}/agent-7`);
     const runs = [];
-    for await (const execution of harness.client.workflow.list({ query: `WorkflowId = 'intake/${tenantId}/agent-7'` })) runs.push(execution);
+    for await (const execution of harness.client.workflow.list({ query: `WorkflowId = 'intake/${tenantId}/agent-7'` }))
+      runs.push(execution);
     expect(runs.length).toBeGreaterThan(1);
     expect((await handle.describe()).status.name).toBe('RUNNING');
   });

@@ -28,7 +28,12 @@ const stubs = {
   async recordRuns(input: RecordRunsInput): Promise<RecordRunsResult> {
     calls.recorded.push(...input.reports);
     const runIds = input.reports.map((report) => (report as { runId: string }).runId);
-    return { review: runIds.filter((runId) => runId.startsWith('review-') || runId.startsWith('slow-')), inserted: runIds.length, unchanged: 0, refused: [] };
+    return {
+      review: runIds.filter((runId) => runId.startsWith('review-') || runId.startsWith('slow-')),
+      inserted: runIds.length,
+      unchanged: 0,
+      refused: [],
+    };
   },
   async beginReview(): Promise<{ finished: boolean; llmReview: boolean }> {
     return { finished: false, llmReview: true };
@@ -147,11 +152,15 @@ describe('run intake and review timings (stub activities, real dev server)', () 
     const slowReview = await client.workflow.getHandle(reviewWorkflowId('timings', slow)).result();
     expect(slowReview).toMatchObject({ status: 'failed' });
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(calls.failed.filter((failure) => failure.runId === slow)).toEqual([{ tenantId: 'timings', runId: slow, error: slowReview.decision }]);
+    expect(calls.failed.filter((failure) => failure.runId === slow)).toEqual([
+      { tenantId: 'timings', runId: slow, error: slowReview.decision },
+    ]);
     expect(calls.finished.filter((finished) => finished.runId === slow)).toEqual([]);
 
     expect(await client.workflow.getHandle(reviewWorkflowId('timings', quick)).result()).toEqual({ status: 'completed', decision: 'none' });
-    expect(calls.finished.filter((finished) => finished.runId === quick)).toEqual([{ tenantId: 'timings', runId: quick, decision: 'none' }]);
+    expect(calls.finished.filter((finished) => finished.runId === quick)).toEqual([
+      { tenantId: 'timings', runId: quick, decision: 'none' },
+    ]);
     expect(calls.failed.filter((failure) => failure.runId === quick)).toEqual([]);
     // The deadline is the workflow's own timer (CancellationScope.withTimeout), not an activity timeout.
     const reviewEvents = await eventTypes(client.workflow.getHandle(reviewWorkflowId('timings', slow)));

@@ -33,7 +33,10 @@ describe('reconcile by procedure, a true track record, no silent cap', () => {
     database = await openTestDatabase();
     // Goal-only clustering keeps each task's runs in a cluster of their own, so these tests reach
     // reconcile with two clusters of one procedure (procedure-aware clustering would merge them first).
-    harness = await startSynthesisHarness(database, synthesisTestConfig({ taskQueue: `reconcile-${Date.now()}`, synthesis: { clusterSimilarity: 'goal' } }));
+    harness = await startSynthesisHarness(
+      database,
+      synthesisTestConfig({ taskQueue: `reconcile-${Date.now()}`, synthesis: { clusterSimilarity: 'goal' } }),
+    );
     budgeted = await startSynthesisHarness(
       database,
       synthesisTestConfig({ taskQueue: `budget-${Date.now()}`, synthesis: { maxClustersPerPass: 1, clusterSimilarity: 'goal' } }),

@@ -9,8 +9,11 @@ import { loadHistory } from '../support/histories.ts';
 // patched() instead. The unsuffixed pair was recorded before reconcile ran ahead of distillation
 // (RECONCILE_FIRST_PATCH) and is kept: workflows started then must still replay.
 describe('recorded histories replay against the current workflow code', () => {
-  it.each(['synthesis-pass', 'synthesize-cluster', 'synthesis-pass-reconcile-first', 'synthesize-cluster-reconcile-first'])('replays %s without nondeterminism', async (fixture) => {
-    const { workflowId, history } = await loadHistory(fixture);
-    await Worker.runReplayHistory({ workflowsPath }, history, workflowId);
-  });
+  it.each(['synthesis-pass', 'synthesize-cluster', 'synthesis-pass-reconcile-first', 'synthesize-cluster-reconcile-first'])(
+    'replays %s without nondeterminism',
+    async (fixture) => {
+      const { workflowId, history } = await loadHistory(fixture);
+      await Worker.runReplayHistory({ workflowsPath }, history, workflowId);
+    },
+  );
 });

@@ -31,9 +31,7 @@ describe('the Temporal path, for real', () => {
       taskQueue,
       dependencies: createServices(config, database.pool, { logger: createLogger('silent') }),
     });
-    const result = await worker.runUntil(
-      client.workflow.execute('stackCheck', { taskQueue, workflowId: `stack-check/${taskQueue}` }),
-    );
+    const result = await worker.runUntil(client.workflow.execute('stackCheck', { taskQueue, workflowId: `stack-check/${taskQueue}` }));
     await workerConnection.close();
 
     expect(result.vectorExtension).toMatch(/^0\.8\./);
@@ -64,7 +62,12 @@ describe('the Temporal path, for real', () => {
       workflowId: `stack-check/${taskQueue}`,
       workflowExecutionTimeout: '40 seconds',
     });
-    const failure = await worker.runUntil(run.then(() => undefined, (error: unknown) => error));
+    const failure = await worker.runUntil(
+      run.then(
+        () => undefined,
+        (error: unknown) => error,
+      ),
+    );
     await workerConnection.close();
     await deadPool.end();
     expect(failure).toBeInstanceOf(WorkflowFailedError);

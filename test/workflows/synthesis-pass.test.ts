@@ -32,7 +32,11 @@ const rotateGoals = [
 ];
 
 const deployAnswer = learnedAnswer('deploy-service-to-staging', 'Deploy a service to the staging environment.', DEPLOY_TOOLS);
-const rotateAnswer = learnedAnswer('rotate-integration-api-key', 'Rotate the API key of an integration and revoke the old key.', ROTATE_TOOLS);
+const rotateAnswer = learnedAnswer(
+  'rotate-integration-api-key',
+  'Rotate the API key of an integration and revoke the old key.',
+  ROTATE_TOOLS,
+);
 
 /** Answers by the consensus sequence in the prompt, like a model would. */
 const goodModel = (request: { messages: Array<{ content: string }> }) => {
@@ -49,10 +53,7 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     await requireTestModel();
     database = await openTestDatabase();
     llm = await startScriptedLlm(goodModel);
-    harness = await startSynthesisHarness(
-      database,
-      synthesisTestConfig({ llmBaseUrl: llm.baseUrl, taskQueue: `synthesis-${Date.now()}` }),
-    );
+    harness = await startSynthesisHarness(database, synthesisTestConfig({ llmBaseUrl: llm.baseUrl, taskQueue: `synthesis-${Date.now()}` }));
   });
 
   afterAll(async () => {
@@ -68,7 +69,11 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     llm.setScript(goodModel);
     await ingest(database, taskRuns('deploy', deployGoals, DEPLOY_TOOLS, { tenantId }), tenantId);
     await ingest(database, taskRuns('rotate', rotateGoals, ROTATE_TOOLS, { tenantId }), tenantId);
-    await ingest(database, taskRuns('weather', ['What is the weather in Paris tomorrow?'], ['web.search', 'web.read', 'answer.write'], { tenantId }), tenantId);
+    await ingest(
+      database,
+      taskRuns('weather', ['What is the weather in Paris tomorrow?'], ['web.search', 'web.read', 'answer.write'], { tenantId }),
+      tenantId,
+    );
 
     const { handle, record } = await harness.runPass({ tenantId });
     expect(handle.workflowId).toMatch(/^synthesis\/kpi-fires\/\d{4}-\d\d-\d\dT/);
@@ -135,7 +140,20 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     const again = await harness.runPass({ tenantId, full: true });
     expect(again.record.counts).toMatchObject({ qualifying: 2, added: 0, updated: 0, noop: 2, superseded: 0 });
 
-    await ingest(database, taskRuns('deploy-more', ['Deploy the ledger service to staging', 'Please roll out the ledger service to staging', 'Deploy ledger to the staging environment'], DEPLOY_TOOLS, { tenantId, startAt: 30 }), tenantId);
+    await ingest(
+      database,
+      taskRuns(
+        'deploy-more',
+        [
+          'Deploy the ledger service to staging',
+          'Please roll out the ledger service to staging',
+          'Deploy ledger to the staging environment',
+        ],
+        DEPLOY_TOOLS,
+        { tenantId, startAt: 30 },
+      ),
+      tenantId,
+    );
     const update = await harness.runPass({ tenantId });
     expect(update.record.counts).toMatchObject({ runsSeen: 3, qualifying: 1, updated: 1, added: 0 });
     const after = await listProcedures(database.pool, tenantId);
@@ -210,7 +228,10 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     const tenantId = 'no-model';
     await ingest(database, taskRuns('deploy', deployGoals, DEPLOY_TOOLS, { tenantId }), tenantId);
     const config = synthesisTestConfig({ llmBaseUrl: llm.baseUrl, taskQueue: `no-model-${Date.now()}` });
-    const broken = await startSynthesisHarness(database, { ...config, embedding: { ...config.embedding, modelDir: '/nonexistent/models' } });
+    const broken = await startSynthesisHarness(database, {
+      ...config,
+      embedding: { ...config.embedding, modelDir: '/nonexistent/models' },
+    });
     try {
       const handle = await broken.startPass({ tenantId });
       const failure = await handle.result().catch((error: unknown) => error);
@@ -248,7 +269,10 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     const before = llm.requests.length;
     const handle = await harness.startPass({ tenantId });
     // Cancel while the distill call is in flight.
-    await until('the distill call to be in flight', async () => (llm.requests.length > before ? true : undefined), { timeoutMs: 30_000, intervalMs: 100 });
+    await until('the distill call to be in flight', async () => (llm.requests.length > before ? true : undefined), {
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
     await handle.cancel();
     await expect(handle.result()).rejects.toThrow(WorkflowFailedError);
     const [pass] = await listPasses(database.pool, tenantId, 1);

@@ -110,7 +110,10 @@ export const authoringRoutes: RoutePlugin = async (app, { services: { skillManag
       const resolved =
         request.body.decision === 'approve'
           ? await approvals.approve(tenantId, request.params.id, { resolvedBy: principal })
-          : await approvals.reject(tenantId, request.params.id, { resolvedBy: principal, ...(request.body.reason ? { reason: request.body.reason } : {}) });
+          : await approvals.reject(tenantId, request.params.id, {
+              resolvedBy: principal,
+              ...(request.body.reason ? { reason: request.body.reason } : {}),
+            });
       return present(resolved);
     },
   );

@@ -17,7 +17,8 @@ export const recallRoutes: RoutePlugin = async (app, { services: { recall } }) =
   app.get(
     '/v1/recall',
     routeOptions('recall.read', {
-      summary: 'the procedures for a goal: matched on the goals they were learned from and their when_to_use, fused with full-text match; enabled, not superseded, at the recall threshold',
+      summary:
+        'the procedures for a goal: matched on the goals they were learned from and their when_to_use, fused with full-text match; enabled, not superseded, at the recall threshold',
       querystring: recallRequestSchema,
       response: { 200: z.object({ skills: z.array(recalledSkillSchema) }) },
     }),

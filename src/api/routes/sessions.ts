@@ -38,7 +38,9 @@ const sessionSchema = z
     ),
     catalog: z.string().describe('the rendered catalog, pinned at open (metadata only, never a body)'),
     catalogSha256: z.string(),
-    dropped: z.array(z.object({ name: z.string(), revision: z.number().int(), source: sourceSchema, reason: z.enum(['entry_cap', 'token_cap']) })),
+    dropped: z.array(
+      z.object({ name: z.string(), revision: z.number().int(), source: sourceSchema, reason: z.enum(['entry_cap', 'token_cap']) }),
+    ),
     mcpPrompts: z.array(
       z.object({ server: z.string(), name: z.string(), skillName: z.string(), description: z.string(), contentSha256: z.string() }),
     ),
@@ -91,7 +93,7 @@ export const sessionRoutes: RoutePlugin = async (app, { services }) => {
   app.post(
     '/v1/sessions',
     routeOptions('session.write', {
-      summary: 'open a session: resolve the agent spec\'s refs into pins and pin the catalog',
+      summary: "open a session: resolve the agent spec's refs into pins and pin the catalog",
       body: openSessionRequestSchema,
       response: { 201: sessionSchema },
     }),
@@ -104,7 +106,11 @@ export const sessionRoutes: RoutePlugin = async (app, { services }) => {
 
   app.get(
     '/v1/sessions/:id',
-    routeOptions('session.read', { summary: 'a session as pinned at open, with what is loaded now', params: sessionParams, response: { 200: sessionSchema } }),
+    routeOptions('session.read', {
+      summary: 'a session as pinned at open, with what is loaded now',
+      params: sessionParams,
+      response: { 200: sessionSchema },
+    }),
     async (request) => {
       const { tenantId } = request.principal;
       const session = await findSession(services.pool, tenantId, request.params.id);
@@ -116,7 +122,7 @@ export const sessionRoutes: RoutePlugin = async (app, { services }) => {
   app.post(
     '/v1/sessions/:id/skills/load',
     routeOptions('session.write', {
-      summary: 'skill.load: a catalog entry\'s body or one package member; unload: true frees its slot',
+      summary: "skill.load: a catalog entry's body or one package member; unload: true frees its slot",
       params: sessionParams,
       body: skillLoadRequestSchema,
       response: { 200: loadResponseSchema },
@@ -133,7 +139,7 @@ export const sessionRoutes: RoutePlugin = async (app, { services }) => {
   app.post(
     '/v1/sessions/:id/replay',
     routeOptions('session.write', {
-      summary: 'resolve the session\'s pins (never refs) and compare content_sha256; 409 names a mismatching pin',
+      summary: "resolve the session's pins (never refs) and compare content_sha256; 409 names a mismatching pin",
       params: sessionParams,
       body: replayRequestSchema.nullish(),
       response: {

@@ -26,7 +26,7 @@ export const skillRoutes: RoutePlugin = async (app, { services: { skills } }) =>
     routeOptions(
       'skill.read',
       {
-        summary: 'active skills of the token\'s tenant (metadata, never bodies)',
+        summary: "active skills of the token's tenant (metadata, never bodies)",
         querystring: z.strictObject({ limit: z.coerce.number().int().min(1).max(1000).default(100) }),
         response: { 200: z.object({ skills: z.array(skillSummarySchema) }) },
       },

@@ -28,7 +28,7 @@ function describeSpec(spec: AgentSpec): string {
 }
 
 export function registerAgentsCommands(program: Command, context: CliContext): void {
-  const agents = program.command('agents').description('versioned agent specs: which skills an agent\'s sessions see');
+  const agents = program.command('agents').description("versioned agent specs: which skills an agent's sessions see");
 
   const repository = async () => (await context.services()).agentSpecs;
 
@@ -56,7 +56,8 @@ export function registerAgentsCommands(program: Command, context: CliContext): v
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       let version: number | undefined;
       if (options.version !== undefined) {
-        if (!/^[1-9][0-9]{0,8}$/.test(options.version)) throw new Error(`invalid --version ${JSON.stringify(options.version)}: a positive integer`);
+        if (!/^[1-9][0-9]{0,8}$/.test(options.version))
+          throw new Error(`invalid --version ${JSON.stringify(options.version)}: a positive integer`);
         version = Number(options.version);
       }
       const spec = await (await repository()).get(tenant, agentId, version);

@@ -15,8 +15,10 @@ export function registerApiCommands(program: Command, context: CliContext): void
       if (tokens.length === 0) logger.warn('SKILLSMITH_API_TOKENS is not set: every /v1 route will answer 401');
       const api = await startApiServer(await context.services());
       try {
-        context.output.result(json, { url: api.url, openapi: `${api.url}/openapi.json`, tokens: tokens.length }, () =>
-          `api listening on ${api.url} (OpenAPI at ${api.url}/openapi.json; ${tokens.length} tokens) — Ctrl-C stops it`,
+        context.output.result(
+          json,
+          { url: api.url, openapi: `${api.url}/openapi.json`, tokens: tokens.length },
+          () => `api listening on ${api.url} (OpenAPI at ${api.url}/openapi.json; ${tokens.length} tokens) — Ctrl-C stops it`,
         );
         await new Promise<void>((done) => {
           process.once('SIGINT', done);

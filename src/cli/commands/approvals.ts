@@ -20,7 +20,9 @@ const statusSchema = z.enum(['pending', 'approved', 'rejected', 'expired', 'conf
 
 function summary(approval: Approval): string {
   const revisions =
-    approval.currentRevision === 0 ? `new, proposed @${approval.proposedRevision}` : `@${approval.currentRevision} → @${approval.proposedRevision}`;
+    approval.currentRevision === 0
+      ? `new, proposed @${approval.proposedRevision}`
+      : `@${approval.currentRevision} → @${approval.proposedRevision}`;
   const resolved = approval.resolvedAt
     ? ` by ${approval.resolvedBy} after ${approval.latencyMs} ms${approval.resolutionReason ? ` (${approval.resolutionReason})` : ''}`
     : '';
@@ -63,10 +65,8 @@ export function registerApprovalsCommands(program: Command, context: CliContext)
         await queue.expire(tenant);
         return queue.list(tenant, status === undefined ? {} : { status });
       });
-      context.output.result(
-        asJson,
-        { approvals: listed.map((approval) => ({ ...json(approval), diff: undefined })) },
-        () => (listed.length === 0 ? `no approvals in tenant ${tenant}` : listed.map(summary).join('\n')),
+      context.output.result(asJson, { approvals: listed.map((approval) => ({ ...json(approval), diff: undefined })) }, () =>
+        listed.length === 0 ? `no approvals in tenant ${tenant}` : listed.map(summary).join('\n'),
       );
     });
 

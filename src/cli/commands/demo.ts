@@ -92,7 +92,9 @@ function freshGoalsOfLearnedTasks(procedures: readonly Procedure[]): Array<{ goa
 export function registerDemoCommands(program: Command, context: CliContext): void {
   program
     .command('demo')
-    .description('the main job on the embedded stack: ingest the bundled sample runs, run a synthesis pass, show the learned skills and recalls for new goals')
+    .description(
+      'the main job on the embedded stack: ingest the bundled sample runs, run a synthesis pass, show the learned skills and recalls for new goals',
+    )
     .option('--keep-running', 'keep the stack and its Temporal Web UI up afterwards, until Ctrl-C', false)
     .action(async (options: { keepRunning: boolean }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
@@ -104,7 +106,8 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
       const pool = createPool(stack.databaseUrl);
       const connection = await Connection.connect({ address: stack.temporalAddress });
       try {
-        if (!json) say(`stack up: Temporal ${stack.temporalAddress}, Postgres ${stack.embeddedDatabase ? '(embedded)' : stack.databaseUrl}`);
+        if (!json)
+          say(`stack up: Temporal ${stack.temporalAddress}, Postgres ${stack.embeddedDatabase ? '(embedded)' : stack.databaseUrl}`);
         const ingest = await ingestJsonlFile(pool, SAMPLE_RUNS_FILE, { tenantId: tenant });
         if (!json) say(`ingested the sample: ${ingest.inserted} new runs, ${ingest.unchanged} already there`);
 
@@ -118,7 +121,9 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
         // Recall for a new goal (a paraphrase the sample does not contain) of each task just learned.
         const { recall } = createServices(config, pool, { logger: context.logger });
         const recalls: Array<{ goal: string; task: string; learnedFrom: string; matches: RecalledSkill[] }> = [];
-        for (const fresh of freshGoalsOfLearnedTasks(procedures.filter((procedure) => procedure.enabled && procedure.supersededBy === null))) {
+        for (const fresh of freshGoalsOfLearnedTasks(
+          procedures.filter((procedure) => procedure.enabled && procedure.supersededBy === null),
+        )) {
           recalls.push({ ...fresh, matches: await recall(tenant, { goal: fresh.goal, topK: 2 }) });
         }
 
@@ -127,16 +132,18 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
           {
             notes,
             pass,
-            procedures: procedures.map(({ name, revision, whenToUse, toolsRequired, successCount, attemptCount, enabled, supersededBy }) => ({
-              name,
-              revision,
-              whenToUse,
-              toolsRequired,
-              successCount,
-              attemptCount,
-              enabled,
-              supersededBy,
-            })),
+            procedures: procedures.map(
+              ({ name, revision, whenToUse, toolsRequired, successCount, attemptCount, enabled, supersededBy }) => ({
+                name,
+                revision,
+                whenToUse,
+                toolsRequired,
+                successCount,
+                attemptCount,
+                enabled,
+                supersededBy,
+              }),
+            ),
             recall: recalls,
             uiUrl: link ?? null,
           },
@@ -147,7 +154,8 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
               '',
               `learned skills (${procedures.length}):`,
               ...procedures.map(
-                (procedure) => `  ${procedure.name}@${procedure.revision}  ${procedure.successCount}/${procedure.attemptCount} ok  ${procedure.toolsRequired.join(' → ')}`,
+                (procedure) =>
+                  `  ${procedure.name}@${procedure.revision}  ${procedure.successCount}/${procedure.attemptCount} ok  ${procedure.toolsRequired.join(' → ')}`,
               ),
               '',
               recalls.length
@@ -156,13 +164,17 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
               ...recalls.map(
                 ({ goal, learnedFrom, matches }) =>
                   `  "${goal}" (new; the task ${learnedFrom} was learned from)\n    → ${
-                    matches.length ? matches.map((match) => `${match.name}@${match.revision} (score ${match.score.toFixed(3)})`).join(', ') : 'no match'
+                    matches.length
+                      ? matches.map((match) => `${match.name}@${match.revision} (score ${match.score.toFixed(3)})`).join(', ')
+                      : 'no match'
                   }`,
               ),
               '',
               link
                 ? `inspect the pass in the Temporal UI: ${link}` +
-                  (options.keepRunning ? '' : '\n(the UI runs while the stack does: rerun with --keep-running, or start `skillsmith up` — the history is kept)')
+                  (options.keepRunning
+                    ? ''
+                    : '\n(the UI runs while the stack does: rerun with --keep-running, or start `skillsmith up` — the history is kept)')
                 : '',
             ]
               .filter((line, index, lines) => line !== '' || lines[index - 1] !== '')

@@ -17,7 +17,12 @@ export function registerIngestCommands(program: Command, context: CliContext): v
     .argument('<file>', 'a JSONL file of run reports')
     .option('--skip-invalid', 'ingest the valid lines and report the invalid ones', false)
     .action(async (file: string, _options: unknown, command: Command) => {
-      const { tenant, json, quiet, skipInvalid } = command.optsWithGlobals<{ tenant: string; json: boolean; quiet: boolean; skipInvalid: boolean }>();
+      const { tenant, json, quiet, skipInvalid } = command.optsWithGlobals<{
+        tenant: string;
+        json: boolean;
+        quiet: boolean;
+        skipInvalid: boolean;
+      }>();
       // An explicit --tenant places lines without tenantId and must match lines that have one;
       // without it each line keeps its own tenantId (default "default").
       const explicitTenant = command.getOptionValueSourceWithGlobals('tenant') === 'cli' ? tenant : undefined;

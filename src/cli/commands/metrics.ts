@@ -10,7 +10,7 @@ import type { CliContext } from '../context.ts';
 export function registerMetricsCommands(program: Command, context: CliContext): void {
   program
     .command('metrics')
-    .description('print the tenant\'s skill metrics: authoring denials by reason, conflicts, approvals and latency, loads')
+    .description("print the tenant's skill metrics: authoring denials by reason, conflicts, approvals and latency, loads")
     .action(async (_options: unknown, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
       const pool = await context.openPool();

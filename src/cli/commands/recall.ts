@@ -15,7 +15,9 @@ export function registerRecallCommands(program: Command, context: CliContext): v
 
   program
     .command('recall <goal>')
-    .description('the learned skills for a goal: enabled, not superseded, matching its learned goals or description at the recall threshold')
+    .description(
+      'the learned skills for a goal: enabled, not superseded, matching its learned goals or description at the recall threshold',
+    )
     .option('--top-k <k>', 'at most this many', '2')
     .action(async (goal: string, options: { topK: string }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
@@ -26,7 +28,10 @@ export function registerRecallCommands(program: Command, context: CliContext): v
       context.output.result(json, { goal, matches }, () =>
         matches.length
           ? matches
-              .map((match) => `${match.name}@${match.revision}  score ${match.score.toFixed(3)}  tools ${match.toolsRequired.join(', ')}\n${match.whenToUse}\n\n${match.body}`)
+              .map(
+                (match) =>
+                  `${match.name}@${match.revision}  score ${match.score.toFixed(3)}  tools ${match.toolsRequired.join(', ')}\n${match.whenToUse}\n\n${match.body}`,
+              )
               .join('\n\n---\n\n')
           : `no learned skill matches (recall threshold ${config.recall.threshold})`,
       );
@@ -38,7 +43,9 @@ export function registerRecallCommands(program: Command, context: CliContext): v
     .action(async (_options, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       const rows = await listProcedures(await context.openPool(), tenant);
-      context.output.result(json, { procedures: rows }, () => (rows.length ? rows.map(formatProcedure).join('\n') : `no procedures yet for tenant ${tenant}`));
+      context.output.result(json, { procedures: rows }, () =>
+        rows.length ? rows.map(formatProcedure).join('\n') : `no procedures yet for tenant ${tenant}`,
+      );
     });
 
   for (const [name, enabled] of [

@@ -21,8 +21,11 @@ export function registerSkillsSyncCommand(skills: Command, context: CliContext):
         maxSkillBytes: context.config.skillSyncMaxBytes,
       });
       for (const warning of result.warnings) process.stderr.write(`warning ${warning.code}: ${warning.message}\n`);
-      context.output.result(json, result, () =>
-        `synced ${result.skills} skills to ${result.directory}: ${result.written.length} written, ${result.unchanged.length} unchanged, ${result.removed.length} removed, ${result.warnings.length} warnings`,
+      context.output.result(
+        json,
+        result,
+        () =>
+          `synced ${result.skills} skills to ${result.directory}: ${result.written.length} written, ${result.unchanged.length} unchanged, ${result.removed.length} removed, ${result.warnings.length} warnings`,
       );
     });
 }

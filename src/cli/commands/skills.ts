@@ -35,8 +35,16 @@ function learnedState(summary: SkillSummary, procedure: ProcedureState | undefin
   return { state, procedure: procedure ?? null };
 }
 
-async function withLearnedState(context: CliContext, tenantId: string, summaries: SkillSummary[]): Promise<Array<SkillSummary & LearnedState>> {
-  const states = await findProcedureStates(await context.openPool(), tenantId, summaries.map((summary) => summary.name));
+async function withLearnedState(
+  context: CliContext,
+  tenantId: string,
+  summaries: SkillSummary[],
+): Promise<Array<SkillSummary & LearnedState>> {
+  const states = await findProcedureStates(
+    await context.openPool(),
+    tenantId,
+    summaries.map((summary) => summary.name),
+  );
   return summaries.map((summary) => ({ ...summary, ...learnedState(summary, states.get(summary.name)) }));
 }
 
@@ -48,7 +56,9 @@ function describeState(skill: LearnedState): string {
 
 function describeRevision(summary: SkillSummary & Partial<LearnedState>): string {
   const tools = summary.requiredTools.length > 0 ? summary.requiredTools.join(', ') : 'none';
-  const record = summary.procedure ? `\n  track record: ${summary.procedure.successCount}/${summary.procedure.attemptCount} runs succeeded` : '';
+  const record = summary.procedure
+    ? `\n  track record: ${summary.procedure.successCount}/${summary.procedure.attemptCount} runs succeeded`
+    : '';
   const state = summary.state ? describeState(summary as LearnedState) : summary.status;
   return [
     `${summary.name}@${summary.revision} (version ${summary.version}, ${state}, ${summary.source}, ${summary.trust})${record}`,
@@ -60,7 +70,10 @@ function describeRevision(summary: SkillSummary & Partial<LearnedState>): string
 }
 
 const installSourceSchema = z.enum(['operator', 'builtin']);
-const countSchema = z.string().regex(/^[0-9]{1,9}$/, 'must be a non-negative integer').transform(Number);
+const countSchema = z
+  .string()
+  .regex(/^[0-9]{1,9}$/, 'must be a non-negative integer')
+  .transform(Number);
 
 /** Parse one CLI argument with zod, failing with a one-line reason that names the option. */
 function parseArgument<T>(schema: z.ZodType<T, string>, value: string, option: string): T {
@@ -76,10 +89,7 @@ interface GlobalOptions {
   json: boolean;
 }
 
-async function withRepository<T>(
-  context: CliContext,
-  fn: (repository: SkillRepository) => Promise<T>,
-): Promise<T> {
+async function withRepository<T>(context: CliContext, fn: (repository: SkillRepository) => Promise<T>): Promise<T> {
   return fn((await context.services()).skills);
 }
 
@@ -96,9 +106,7 @@ export function registerSkillsCommands(program: Command, context: CliContext): v
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       const source = parseArgument(installSourceSchema, options.source, '--source');
       const expectedRevision =
-        options.expectedRevision === undefined
-          ? undefined
-          : parseArgument(countSchema, options.expectedRevision, '--expected-revision');
+        options.expectedRevision === undefined ? undefined : parseArgument(countSchema, options.expectedRevision, '--expected-revision');
       const skillPackage = await readPackageDirectory(directory);
       const installed = await withRepository(context, (repository) =>
         repository.install(tenant, skillPackage, { source, ...(expectedRevision === undefined ? {} : { expectedRevision }) }),
@@ -120,7 +128,9 @@ export function registerSkillsCommands(program: Command, context: CliContext): v
         summaries.length === 0
           ? `no active skills in tenant ${tenant}`
           : summaries
-              .map((summary) => `${summary.name}@${summary.revision}  ${summary.version}  ${describeState(summary)}  ${summary.description}`)
+              .map(
+                (summary) => `${summary.name}@${summary.revision}  ${summary.version}  ${describeState(summary)}  ${summary.description}`,
+              )
               .join('\n'),
       );
     });
@@ -138,7 +148,7 @@ export function registerSkillsCommands(program: Command, context: CliContext): v
 
   skills
     .command('export')
-    .description('write a revision\'s package to OUT/<name>/ exactly as stored (re-installs to the same sha256)')
+    .description("write a revision's package to OUT/<name>/ exactly as stored (re-installs to the same sha256)")
     .argument('<ref>', 'NAME or NAME@REV')
     .requiredOption('--out <dir>', 'the directory to write <name>/ into')
     .option('--canonical', 'rewrite SKILL.md in the canonical agentskills.io shape (changes the sha256 of legacy-shaped packages)', false)
@@ -151,10 +161,7 @@ export function registerSkillsCommands(program: Command, context: CliContext): v
       });
       const { revision, skillPackage } = exported;
       if (options.canonical) {
-        skillPackage.files.set(
-          SKILL_MANIFEST_PATH,
-          new TextEncoder().encode(serializeSkillDocument(revision.manifest, revision.body)),
-        );
+        skillPackage.files.set(SKILL_MANIFEST_PATH, new TextEncoder().encode(serializeSkillDocument(revision.manifest, revision.body)));
       }
       const target = resolve(options.out, revision.name);
       const existing = await readdir(target).catch(() => []);

@@ -51,9 +51,16 @@ function describeProgress(progress: PassProgress): string {
  * Polls the pass's progress query until it ends: a live bar over the clusters on a terminal,
  * one line per change otherwise (both on stderr, so stdout stays the summary).
  */
-export async function watchPass(handle: WorkflowHandle, settled: Promise<PassRecord> = passResult(handle), intervalMs = 1_000): Promise<PassRecord> {
+export async function watchPass(
+  handle: WorkflowHandle,
+  settled: Promise<PassRecord> = passResult(handle),
+  intervalMs = 1_000,
+): Promise<PassRecord> {
   const bar = process.stderr.isTTY
-    ? new SingleBar({ format: '{bar} {value}/{total} clusters | {status}', stream: process.stderr, hideCursor: true }, Presets.shades_classic)
+    ? new SingleBar(
+        { format: '{bar} {value}/{total} clusters | {status}', stream: process.stderr, hideCursor: true },
+        Presets.shades_classic,
+      )
     : undefined;
   bar?.start(0, 0, { status: 'starting' });
   let last = '';
@@ -174,7 +181,8 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
       try {
         // Cancelling an ended workflow is accepted and does nothing: say it ended instead.
         const { status } = await handle.describe();
-        if (status.name !== 'RUNNING') throw new PassNotRunning(`pass ${id} already ended (${status.name.toLowerCase()}): nothing to cancel`);
+        if (status.name !== 'RUNNING')
+          throw new PassNotRunning(`pass ${id} already ended (${status.name.toLowerCase()}): nothing to cancel`);
         await handle.cancel();
       } catch (error) {
         if (error instanceof WorkflowNotFoundError) throw new Error(`no running pass ${JSON.stringify(id)}`, { cause: error });
@@ -194,30 +202,46 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
       const client = await context.temporalClient();
       await setSynthesisSchedule(client, { tenantId: tenant, every: options.every, taskQueue: config.temporal.taskQueue });
       const description = await describeSynthesisSchedule(client, tenant);
-      context.output.result(json, description, () => `schedule ${description.scheduleId}: every ${options.every}, next ${description.nextActionTimes[0] ?? '—'}`);
-    });
-
-  schedule
-    .command('show')
-    .action(async (_options, command: Command) => {
-      const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
-      const description = await describeSynthesisSchedule(await context.temporalClient(), tenant).catch((error: Error) => {
-        if (error instanceof ScheduleNotFoundError) throw new Error(`no schedule ${passScheduleId(tenant)}: create one with \`skillsmith schedule set --every 24h\``);
-        throw error;
-      });
-      context.output.result(json, description, () =>
-        [
-          `${description.scheduleId}: every ${description.every.map(formatEvery).join(', ')}${description.paused ? ' (paused)' : ''}`,
-          `next: ${description.nextActionTimes.slice(0, 3).join(', ') || '—'}`,
-          ...description.recentActions.map((action) => `ran ${action.workflowId} at ${action.scheduledAt}`),
-        ].join('\n'),
+      context.output.result(
+        json,
+        description,
+        () => `schedule ${description.scheduleId}: every ${options.every}, next ${description.nextActionTimes[0] ?? '—'}`,
       );
     });
 
+  schedule.command('show').action(async (_options, command: Command) => {
+    const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+    const description = await describeSynthesisSchedule(await context.temporalClient(), tenant).catch((error: Error) => {
+      if (error instanceof ScheduleNotFoundError)
+        throw new Error(`no schedule ${passScheduleId(tenant)}: create one with \`skillsmith schedule set --every 24h\``);
+      throw error;
+    });
+    context.output.result(json, description, () =>
+      [
+        `${description.scheduleId}: every ${description.every.map(formatEvery).join(', ')}${description.paused ? ' (paused)' : ''}`,
+        `next: ${description.nextActionTimes.slice(0, 3).join(', ') || '—'}`,
+        ...description.recentActions.map((action) => `ran ${action.workflowId} at ${action.scheduledAt}`),
+      ].join('\n'),
+    );
+  });
+
   for (const [name, describe, act] of [
-    ['pause', 'pause the schedule', (tenant: string) => context.temporalClient().then((client) => pauseSynthesisSchedule(client, tenant, 'paused from the skillsmith CLI'))],
-    ['resume', 'resume a paused schedule', (tenant: string) => context.temporalClient().then((client) => resumeSynthesisSchedule(client, tenant))],
-    ['delete', 'delete the schedule (passes already run are kept)', (tenant: string) => context.temporalClient().then((client) => deleteSynthesisSchedule(client, tenant))],
+    [
+      'pause',
+      'pause the schedule',
+      (tenant: string) =>
+        context.temporalClient().then((client) => pauseSynthesisSchedule(client, tenant, 'paused from the skillsmith CLI')),
+    ],
+    [
+      'resume',
+      'resume a paused schedule',
+      (tenant: string) => context.temporalClient().then((client) => resumeSynthesisSchedule(client, tenant)),
+    ],
+    [
+      'delete',
+      'delete the schedule (passes already run are kept)',
+      (tenant: string) => context.temporalClient().then((client) => deleteSynthesisSchedule(client, tenant)),
+    ],
   ] as const) {
     schedule
       .command(name)
