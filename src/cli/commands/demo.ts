@@ -104,6 +104,7 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
 
       const stack = await startLocalStack(context, config);
       const pool = createPool(stack.databaseUrl);
+      const services = createServices(config, pool, { logger: context.logger });
       const connection = await Connection.connect({ address: stack.temporalAddress });
       try {
         if (!json)
@@ -119,12 +120,11 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
 
         const procedures = await listProcedures(pool, tenant);
         // Recall for a new goal (a paraphrase the sample does not contain) of each task just learned.
-        const { recall } = createServices(config, pool, { logger: context.logger });
         const recalls: Array<{ goal: string; task: string; learnedFrom: string; matches: RecalledSkill[] }> = [];
         for (const fresh of freshGoalsOfLearnedTasks(
           procedures.filter((procedure) => procedure.enabled && procedure.supersededBy === null),
         )) {
-          recalls.push({ ...fresh, matches: await recall(tenant, { goal: fresh.goal, topK: 2 }) });
+          recalls.push({ ...fresh, matches: await services.recall(tenant, { goal: fresh.goal, topK: 2 }) });
         }
 
         context.output.result(
@@ -190,6 +190,8 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
         }
       } finally {
         await connection.close();
+        // The recalls' last_used_at hints are written before the pool closes.
+        await services.recallUsage.flush();
         await pool.end();
         await stack.stop();
       }
