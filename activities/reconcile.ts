@@ -1,5 +1,6 @@
 import type { ActivityDependencies } from './dependencies.ts';
 import { failFast } from './failures.ts';
+import { whileHeartbeating } from './heartbeat.ts';
 import { reconcileCluster, type ReconcileClusterOutcome } from '../src/synthesis/reconcile-cluster.ts';
 import { reconcileThresholds } from '../src/synthesis/reconcile.ts';
 
@@ -19,6 +20,6 @@ export const reconcileSettings = ({ config }: Pick<ActivityDependencies, 'config
 /** RECONCILE, before distillation: the decision is recorded on the cluster; a NOOP ends the cluster here. */
 export const createReconcileActivities = ({ pool, config }: ActivityDependencies) => ({
   async reconcileCluster(input: ReconcileClusterInput): Promise<ReconcileClusterOutcome> {
-    return failFast(() => reconcileCluster({ db: pool, ...reconcileSettings({ config }) }, input));
+    return failFast(() => whileHeartbeating(() => reconcileCluster({ db: pool, ...reconcileSettings({ config }) }, input)));
   },
 });

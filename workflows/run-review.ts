@@ -2,10 +2,10 @@ import { CancellationScope, proxyActivities, workflowInfo } from '@temporalio/wo
 import type { Activities } from '../activities/index.ts';
 import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
 
-// Bookkeeping and the track record: short database work.
+// Bookkeeping and the track record: short database work (a lost worker is retried after 30 s).
 const { beginReview, updateTrackRecord, finishReview, recordReviewFailure } = proxyActivities<Activities>({
   summary: 'review record and track record',
-  startToCloseTimeout: '1 minute',
+  startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5, nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES] },
 });
 

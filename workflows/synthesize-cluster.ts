@@ -3,10 +3,12 @@ import type { Activities } from '../activities/index.ts';
 import type { InstallClusterResult } from '../activities/install.ts';
 import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
 
-// Database reads and one write: the cluster against every procedure of the tenant.
+// Database reads and one write: the cluster against every procedure of the tenant. Heartbeating,
+// so a lost worker costs the heartbeat timeout, not the start-to-close timeout.
 const { reconcileCluster } = proxyActivities<Activities>({
   summary: 'reconcile by procedure: ADD, UPDATE, NOOP or SUPERSEDE',
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5, nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES] },
 });
 
