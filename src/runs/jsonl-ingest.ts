@@ -134,7 +134,8 @@ function decodeLine(raw: RawLine, decoder: TextDecoder, tenantId: string | undef
     const record = value as Record<string, unknown>;
     if (record.tenantId === undefined) {
       record.tenantId = tenantId;
-    } else if (record.tenantId !== tenantId) {
+    } else if (typeof record.tenantId === 'string' && record.tenantId !== tenantId) {
+      // Any other type is the report schema's to refuse (and never serialised here: it may be a hostile depth).
       return {
         kind: 'invalid',
         errors: [

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { tenantIdSchema } from '../tenant.ts';
+import { jsonDepthExcess, storableJsonObject, storableString } from '../storable-text.ts';
 import { quoteRefused, toolNameSchema } from '../tool-name.ts';
 
 /**
@@ -17,64 +18,13 @@ export const MAX_RESULT_SUMMARY_CHARS = 4000;
 export const MAX_ARGS_BYTES = 64 * 1024;
 /** Postgres rejects very deep JSON documents (stack depth); refuse them up front. */
 export const MAX_ARGS_DEPTH = 100;
-
-// eslint-disable-next-line no-control-regex -- finding the control character NUL is this pattern's job
-const NUL_CHARACTER = /\u0000/;
-const UNPAIRED_SURROGATE = /\p{Cs}/u;
-
-/**
- * Reason a string cannot be stored verbatim in a Postgres text or jsonb value, or null.
- * Every other character — control characters, escape sequences, prompt-injection text — is
- * data and is kept exactly as reported.
- */
-export function unstorableTextReason(value: string): string | null {
-  if (NUL_CHARACTER.test(value)) return 'contains a NUL character (U+0000), which Postgres text cannot store';
-  if (UNPAIRED_SURROGATE.test(value)) return 'contains an unpaired UTF-16 surrogate (not valid Unicode)';
-  return null;
-}
-
-/** A string that Postgres can store byte-for-byte. */
-function storableString() {
-  return z.string().superRefine((value, context) => {
-    const reason = unstorableTextReason(value);
-    if (reason !== null) context.addIssue({ code: 'custom', message: reason });
-  });
-}
+/** A report's own nesting (toolCalls → [i] → args) plus the args' limit. */
+export const MAX_REPORT_DEPTH = MAX_ARGS_DEPTH + 3;
 
 const isoTimestamp = () =>
   z.iso.datetime({ offset: true, message: 'must be an ISO-8601 timestamp with a time zone (e.g. 2026-01-31T12:00:00Z)' });
 
-/** Finds the first value inside a JSON document that Postgres jsonb cannot store. */
-function unstorableJsonReason(value: unknown, depth: number): string | null {
-  if (depth > MAX_ARGS_DEPTH) return `nested deeper than ${MAX_ARGS_DEPTH} levels`;
-  if (typeof value === 'string') return unstorableTextReason(value);
-  if (Array.isArray(value)) {
-    for (const item of value) {
-      const reason = unstorableJsonReason(item, depth + 1);
-      if (reason !== null) return reason;
-    }
-    return null;
-  }
-  if (value !== null && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      const keyReason = unstorableTextReason(key);
-      if (keyReason !== null) return `key ${JSON.stringify(key)} ${keyReason}`;
-      const reason = unstorableJsonReason(item, depth + 1);
-      if (reason !== null) return reason;
-    }
-  }
-  return null;
-}
-
-const toolArgsSchema = z.record(z.string(), z.unknown()).superRefine((args, context) => {
-  const bytes = Buffer.byteLength(JSON.stringify(args), 'utf8');
-  if (bytes > MAX_ARGS_BYTES) {
-    context.addIssue({ code: 'custom', message: `is ${bytes} bytes as JSON; the limit is ${MAX_ARGS_BYTES}` });
-    return;
-  }
-  const reason = unstorableJsonReason(args, 0);
-  if (reason !== null) context.addIssue({ code: 'custom', message: reason });
-});
+const toolArgsSchema = storableJsonObject(MAX_ARGS_DEPTH, MAX_ARGS_BYTES);
 
 export const toolCallSchema = z.strictObject({
   tool: toolNameSchema,
@@ -174,6 +124,16 @@ export type RunReportParseResult = { success: true; report: RunReport } | { succ
 
 /** Validates an already-decoded value (e.g. one JSON line, a signal payload, a request body). */
 export function parseRunReport(value: unknown): RunReportParseResult {
+  // Measured before anything recursive (zod's issue formatting, JSON.stringify) meets the value.
+  const excess = jsonDepthExcess(value, MAX_REPORT_DEPTH);
+  if (excess !== null) {
+    const shown = excess.slice(0, 4);
+    const path = `${formatIssuePath(shown)}${excess.length > shown.length ? '…' : ''}`;
+    return {
+      success: false,
+      issues: [{ path, reason: `nests deeper than ${MAX_REPORT_DEPTH} levels (tool call args allow ${MAX_ARGS_DEPTH})` }],
+    };
+  }
   // The contract caps tool calls at 500; a report with 10k of them is refused by its count
   // alone instead of validating (and listing problems in) every one of them.
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {

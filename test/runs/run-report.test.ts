@@ -140,7 +140,24 @@ describe('run report schema', () => {
     expect(issuesOf({ ...minimal(), goal: 'a\u0000b' })[0]).toMatchObject({ path: 'goal', reason: expect.stringMatching(/NUL/) });
     expect(issuesOf({ ...minimal(), goal: 'a\ud800b' })[0]).toMatchObject({ path: 'goal', reason: expect.stringMatching(/surrogate/) });
     const nested = { ...minimal(), toolCalls: [{ tool: 'a', success: true, args: { deep: [{ 'k\u0000': 1 }] } }] };
-    expect(issuesOf(nested)[0]?.path).toBe('toolCalls[0].args');
+    expect(issuesOf(nested)[0]).toMatchObject({
+      path: 'toolCalls[0].args.deep[0].k\u0000',
+      reason: expect.stringMatching(/^the key .*NUL/),
+    });
+  });
+
+  it('refuses args nested 10,000 deep as an issue naming the field, measured before anything serialises them', () => {
+    let deep: unknown = 1;
+    for (let level = 0; level < 10_000; level += 1) deep = { a: deep };
+    const call = { tool: 'a', success: true, args: deep as Record<string, unknown> };
+    expect(issuesOf({ ...minimal(), toolCalls: [call] })).toEqual([
+      { path: 'toolCalls[0].args.a…', reason: 'nests deeper than 103 levels (tool call args allow 100)' },
+    ]);
+    // Exactly the args limit is accepted; one more level is not.
+    let atLimit: unknown = 1;
+    for (let level = 0; level < 99; level += 1) atLimit = { a: atLimit };
+    expect(parseRunReport({ ...minimal(), toolCalls: [{ ...call, args: { a: atLimit } }] }).success).toBe(true);
+    expect(issuesOf({ ...minimal(), toolCalls: [{ ...call, args: { a: { a: atLimit } } }] })[0]?.path).toBe('toolCalls[0].args.a…');
   });
 
   it('accepts control characters and prompt-injection text in goals unchanged', () => {

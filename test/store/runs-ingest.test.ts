@@ -103,6 +103,25 @@ describe('JSONL ingest', () => {
     expect(await countRuns(database.pool, 'skip')).toEqual({ runs: 2, toolCalls: 6 });
   });
 
+  it('with --skip-invalid skips only a line nested 10,000 deep (args, tenantId, an unknown field) and names its line and field', async () => {
+    const deep = (depth: number) => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
+    const deepArgs = run('deep-args', { toolCalls: [{ tool: 'repo.clone', success: true, args: {} }] }).replace(
+      '"args":{}',
+      `"args":${deep(10_000)}`,
+    );
+    const deepTenant = run('deep-tenant').replace('{"agentId"', `{"tenantId":${deep(10_000)},"agentId"`);
+    const deepUnknown = run('deep-unknown').replace('{"agentId"', `{"extra":[${deep(10_000)}],"agentId"`);
+    const file = await jsonlFile([run('deep-1'), deepArgs, deepTenant, deepUnknown, run('deep-2')]);
+    const result = await ingestJsonlFile(database.pool, file, { tenantId: 'deep', skipInvalid: true });
+    expect(result).toMatchObject({ lines: 5, valid: 2, invalid: 3, inserted: 2 });
+    expect(result.errors.map(formatIngestError)).toEqual([
+      expect.stringMatching(/^line 2: toolCalls\[0\]\.args\.a…: nests deeper than 103 levels \(tool call args allow 100\)$/),
+      expect.stringMatching(/^line 3: tenantId\.a\.a\.a…: nests deeper than 103 levels/),
+      expect.stringMatching(/^line 4: extra\[0\]\.a\.a…: nests deeper than 103 levels/),
+    ]);
+    expect(await countRuns(database.pool, 'deep')).toEqual({ runs: 2, toolCalls: 6 });
+  });
+
   it('treats a re-reported run with different content as an invalid line and changes nothing', async () => {
     await ingestJsonlFile(database.pool, await jsonlFile([run('c-1')]), { tenantId: 'conflict' });
     const before = await findRun(database.pool, 'conflict', 'c-1');
