@@ -70,6 +70,7 @@ const CONTRACT_STATUSES: Record<string, number> = {
   SkillRevisionConflict: 409,
   SkillManageInvocationReused: 409,
   SkillManageRequestInvalid: 400,
+  OriginTrustNotAllowed: 403,
   SkillNameNotUnique: 409,
   SkillSourceImmutable: 409,
   SkillSourceRefused: 409,

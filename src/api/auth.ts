@@ -1,14 +1,17 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { originTrustSchema, type OriginTrust } from '../authoring/skill-manage-contract.ts';
 import { tenantIdSchema } from '../tenant.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
  * Bearer tokens from configuration (SKILLSMITH_API_TOKENS): a JSON array of
- * `{token, tenantId, principal, scopes[]}`, or the path of a file holding one. Each token maps
- * to exactly one tenant; a request's tenant always comes from its token. Scopes match by exact
- * string equality — `session.write` grants nothing but `session.write`.
+ * `{token, tenantId, principal, scopes[], maxOriginTrust?}`, or the path of a file holding one.
+ * Each token maps to exactly one tenant; a request's tenant always comes from its token. Scopes
+ * match by exact string equality — `session.write` grants nothing but `session.write`.
+ * `maxOriginTrust` (default `user`) is the highest origin trust the token's caller may claim for
+ * a turn: a runtime that can be steered by what it reads must not name itself `operator`.
  */
 export const API_SCOPES = ['session.write', 'session.read', 'skill.read', 'recall.read'] as const;
 
@@ -17,14 +20,29 @@ const tokenEntrySchema = z.strictObject({
   tenantId: tenantIdSchema,
   principal: z.string().min(1).max(200),
   scopes: z.array(z.string().min(1).max(100)),
+  maxOriginTrust: originTrustSchema.default('user'),
 });
 export const apiTokensSchema = z.array(tokenEntrySchema);
-export type ApiTokenEntry = z.infer<typeof tokenEntrySchema>;
+export type ApiTokenEntry = z.input<typeof tokenEntrySchema>;
 
 export interface Principal {
   tenantId: string;
   principal: string;
   scopes: ReadonlySet<string>;
+  maxOriginTrust: OriginTrust;
+}
+
+/** A turn claims a higher origin trust than its token may: refused before skill_manage runs. */
+export class OriginTrustNotAllowed extends SkillsmithError {
+  static override readonly code = 'OriginTrustNotAllowed';
+  static override readonly httpStatus = 403;
+  readonly field = 'originTrust';
+  constructor(
+    readonly originTrust: OriginTrust,
+    readonly maxOriginTrust: OriginTrust,
+  ) {
+    super(`originTrust ${JSON.stringify(originTrust)} is above this token's maxOriginTrust ${JSON.stringify(maxOriginTrust)}`);
+  }
 }
 
 export class ApiTokensInvalid extends SkillsmithError {
@@ -89,7 +107,12 @@ export interface Authenticator {
 export function createAuthenticator(entries: readonly ApiTokenEntry[]): Authenticator {
   const table = entries.map((entry) => ({
     digest: digest(entry.token),
-    principal: { tenantId: entry.tenantId, principal: entry.principal, scopes: new Set(entry.scopes) } satisfies Principal,
+    principal: {
+      tenantId: entry.tenantId,
+      principal: entry.principal,
+      scopes: new Set(entry.scopes),
+      maxOriginTrust: entry.maxOriginTrust ?? 'user',
+    } satisfies Principal,
   }));
   return {
     authenticate(header) {

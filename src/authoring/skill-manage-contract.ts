@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import type { SkillPackage } from '../skills/skill-package.ts';
+import { storableString, unstorableTextReason } from '../storable-text.ts';
+import { SKILL_MANIFEST_PATH, type SkillPackage } from '../skills/skill-package.ts';
+import { SkillTextUnstorable } from '../skills/validation-errors.ts';
 import { tenantIdSchema } from '../tenant.ts';
 import { canonicalArgumentSha256, skillManageIdempotencyKey } from './argument-hash.ts';
 import { SkillManageRequestInvalid } from './authoring-errors.ts';
@@ -8,7 +10,7 @@ import { SkillManageRequestInvalid } from './authoring-errors.ts';
  * What skill_manage accepts and answers: the request and context schemas, the outcome a
  * caller (and a retried invocation) sees, and the event kind each applied operation records.
  */
-const skillNameSchema = z.string().min(1).max(64);
+const skillNameSchema = storableString().min(1).max(64);
 const revisionSchema = z.number().int().min(1);
 const base64Pattern = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
@@ -49,14 +51,14 @@ export type OriginTrust = z.infer<typeof originTrustSchema>;
 
 export const skillManageContextSchema = z.object({
   tenantId: tenantIdSchema,
-  principalId: z.string().min(1),
+  principalId: storableString().min(1),
   scopes: z.array(z.string()),
   originTrust: originTrustSchema,
   /** What made the turn untrusted (e.g. "read a web page"), recorded on an origin_trust denial. */
-  taint: z.string().optional(),
-  runId: z.string().min(1),
-  invocationId: z.string().min(1),
-  sessionId: z.string().min(1).optional(),
+  taint: storableString().optional(),
+  runId: storableString().min(1),
+  invocationId: storableString().min(1),
+  sessionId: storableString().min(1).optional(),
   /** Set for a background review run: the skills it loaded, at the revision it loaded. */
   reviewRun: z.object({ loaded: z.map(z.string(), z.number().int()) }).optional(),
 });
@@ -136,6 +138,24 @@ export function parseManageInvocation(rawContext: unknown, rawRequest: unknown):
     argumentSha256,
     idempotencyKey: skillManageIdempotencyKey(parsedContext.data.invocationId, argumentSha256),
   };
+}
+
+/**
+ * The text a create, edit or patch carries (member paths, text members, `skillMd`) must be
+ * storable Unicode: a lone surrogate would silently become U+FFFD when encoded, and a NUL cannot
+ * be stored. Checked after the policy stage, so a denied turn's event is recorded whatever it sent.
+ */
+export function checkRequestText(request: SkillManageRequest): void {
+  if (request.operation === 'archive') return;
+  if (request.operation === 'patch') {
+    const reason = unstorableTextReason(request.skillMd);
+    if (reason !== null) throw new SkillTextUnstorable(SKILL_MANIFEST_PATH, reason);
+    return;
+  }
+  for (const [path, content] of Object.entries(request.package.files)) {
+    const reason = unstorableTextReason(path) ?? (typeof content === 'string' ? unstorableTextReason(content) : null);
+    if (reason !== null) throw new SkillTextUnstorable(path, reason);
+  }
 }
 
 const encoder = new TextEncoder();

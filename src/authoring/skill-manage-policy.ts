@@ -22,6 +22,11 @@ export interface RevisionConflict {
 
 const TRUST_RANK: Record<OriginTrust, number> = { untrusted: 0, user: 1, operator: 2 };
 
+/** Whether `claimed` is a higher origin trust than `limit` (what a caller is configured to claim at most). */
+export function originTrustExceeds(claimed: OriginTrust, limit: OriginTrust): boolean {
+  return TRUST_RANK[claimed] > TRUST_RANK[limit];
+}
+
 /** Policy stage: scope `skill.write` by exact string equality, origin trust at least user, no archive from a review. */
 export function policyDenial(context: ParsedSkillManageContext, request: SkillManageRequest): AuthoringDenial | undefined {
   if (!context.scopes.includes(SKILL_WRITE_SCOPE)) {

@@ -13,6 +13,7 @@ import { SkillAuthoringDenied, SkillAuthoringDisabled } from './authoring-errors
 import { describeSkillChange } from './skill-change.ts';
 import {
   appliedEventKind,
+  checkRequestText,
   decodeRequestPackage,
   parseManageInvocation,
   type ApprovalProfile,
@@ -293,6 +294,7 @@ export function createSkillManage(dependencies: SkillManageDependencies): SkillM
 
       const denied = policyDenial(context, request);
       if (denied) return deny(pool, invocation, denied);
+      checkRequestText(request);
 
       const earlier = await findReplay(pool, invocation);
       if (earlier) return earlier;

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
+import { storableString } from '../storable-text.ts';
 import type { Embedder } from '../embedding/embedder.ts';
 import { searchRecallVectors } from '../procedures/procedure-goal-vector-repository.ts';
 import type { RecallUsage } from './recall-usage.ts';
@@ -16,7 +17,7 @@ export const MAX_RECALL_BODY_CHARS = 1500;
 export const TRUNCATION_MARKER = '… (truncated)';
 
 export const recallRequestSchema = z.strictObject({
-  goal: z.string().trim().min(1, 'goal is empty').max(2000, 'goal is longer than 2000 characters'),
+  goal: storableString().trim().min(1, 'goal is empty').max(2000, 'goal is longer than 2000 characters'),
   topK: z.coerce.number().int().min(1).max(20).default(2),
 });
 

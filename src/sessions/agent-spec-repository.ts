@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { z } from 'zod';
+import { storableString } from '../storable-text.ts';
 import { SkillNotFound } from '../skills/skill-errors.ts';
 import { formatSkillRef, parseSkillRef, SkillRefInvalid } from '../skills/skill-ref.ts';
 import { mapRow } from '../store/row-mapping.ts';
@@ -10,7 +10,7 @@ import { AgentSpecNotFound, DuplicateSkillName, SkillRefsUnresolved } from './se
  * AgentSpecRepository: the only module with SQL for `agent_specs`. A spec is versioned per agent;
  * every `set` writes a new version, so a rollback is a new version holding a pin.
  */
-export const agentIdSchema = z.string().min(1).max(128);
+export const agentIdSchema = storableString().min(1).max(128);
 
 export interface AgentSpec {
   tenantId: string;

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
+import { storableString } from '../storable-text.ts';
 import { SkillNotFound } from '../skills/skill-errors.ts';
 import { parseSkillRef, SkillRefInvalid } from '../skills/skill-ref.ts';
 import { toolNameSchema } from '../tool-name.ts';
@@ -23,8 +24,8 @@ const mcpIdentifier = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, '1-6
 export const mcpPromptSchema = z.strictObject({
   server: mcpIdentifier,
   name: mcpIdentifier,
-  description: z.string().min(1).max(1000),
-  text: z.string().min(1).max(200_000),
+  description: storableString().min(1).max(1000),
+  text: storableString().min(1).max(200_000),
 });
 
 export const openSessionRequestSchema = z.strictObject({

@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
+import { storableString } from '../storable-text.ts';
 import { SkillPinMismatch } from '../skills/skill-errors.ts';
 import { checkMemberPath } from '../skills/skill-package.ts';
 import { countTokens } from '../skills/token-count.ts';
@@ -31,8 +32,8 @@ export const LOADED_ITEM_LIMIT = 2;
 export const LOADED_TOKEN_LIMIT = 6000;
 
 export const skillLoadRequestSchema = z.strictObject({
-  name: z.string().min(1).max(200),
-  path: z.string().min(1).max(1024).optional(),
+  name: storableString().min(1).max(200),
+  path: storableString().min(1).max(1024).optional(),
   unload: z.boolean().optional(),
 });
 export type SkillLoadRequest = z.infer<typeof skillLoadRequestSchema>;

@@ -242,3 +242,29 @@ export class SkillPackageUnreadable extends SkillValidationError {
     });
   }
 }
+
+/** A package's text that Postgres cannot store verbatim (NUL), or that is not Unicode (a lone surrogate). */
+export class SkillTextUnstorable extends SkillValidationError {
+  static override readonly code = 'SkillTextUnstorable';
+  constructor(memberPath: string, reason: string) {
+    super(`package member ${quote(memberPath)} ${reason}`, {
+      rule: 'text.storable',
+      field: memberPath,
+      measured: reason,
+      limit: null,
+    });
+  }
+}
+
+/** A member with more than one name on disk: a hard link can pull in a file from outside the package. */
+export class SkillPackageHardLink extends SkillValidationError {
+  static override readonly code = 'SkillPackageHardLink';
+  constructor(memberPath: string, linkCount: number) {
+    super(`package member ${quote(memberPath)} is a hard link (${linkCount} names on disk); links are refused`, {
+      rule: 'package.no_symlink',
+      field: 'package',
+      measured: linkCount,
+      limit: 1,
+    });
+  }
+}

@@ -9,6 +9,7 @@ import {
   type SkillPackage,
 } from './skill-package.ts';
 import { countTokens } from './token-count.ts';
+import { unstorableTextReason } from '../storable-text.ts';
 import { toolNameProblem } from '../tool-name.ts';
 import {
   SkillBodyEmpty,
@@ -22,6 +23,7 @@ import {
   SkillPackageTooLarge,
   SkillPackageTooManyFiles,
   SkillRequiredToolsInvalid,
+  SkillTextUnstorable,
   SkillVersionInvalid,
 } from './validation-errors.ts';
 
@@ -93,6 +95,9 @@ export function validateSkillPackage(skillPackage: SkillPackage, options: ParseS
   } catch {
     throw new SkillManifestInvalid('SKILL.md', 'SKILL.md is not valid UTF-8');
   }
+  // Its text and fields are stored in Postgres text columns: a NUL is refused here, by name.
+  const unstorable = unstorableTextReason(text);
+  if (unstorable !== null) throw new SkillTextUnstorable(SKILL_MANIFEST_PATH, unstorable);
   const { manifest, body } = parseSkillDocument(text, options);
   const metadataTokens = validateManifest(manifest, skillPackage.directoryName);
   const bodyTokens = validateBody(body);

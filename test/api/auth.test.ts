@@ -16,12 +16,12 @@ describe('API settings and bearer tokens', () => {
   });
 
   it('reads tokens inline or from a file, and refuses bad ones naming the field', async () => {
-    expect(loadApiTokens(JSON.stringify([entry]))).toEqual([entry]);
+    expect(loadApiTokens(JSON.stringify([entry]))).toEqual([{ ...entry, maxOriginTrust: 'user' }]);
     const directory = await mkdtemp(join(tmpdir(), 'skillsmith-tokens-'));
     try {
       const file = join(directory, 'tokens.json');
       await writeFile(file, JSON.stringify([entry]));
-      expect(loadApiTokens(file)).toEqual([entry]);
+      expect(loadApiTokens(file)).toEqual([{ ...entry, maxOriginTrust: 'user' }]);
     } finally {
       await rm(directory, { recursive: true, force: true });
     }
@@ -31,6 +31,9 @@ describe('API settings and bearer tokens', () => {
     expect(() => loadApiTokens(JSON.stringify([entry, { ...entry, tenantId: 'globex' }]))).toThrow(/same token twice/);
     expect(() => loadApiTokens(JSON.stringify([{ ...entry, extra: true }]))).toThrow(ApiTokensInvalid);
     expect(() => loadApiTokens('/no/such/file.json')).toThrow(/cannot read/);
+    // The highest origin trust a token's turns may claim: `user` unless configured.
+    expect(loadApiTokens(JSON.stringify([{ ...entry, maxOriginTrust: 'operator' }]))[0]?.maxOriginTrust).toBe('operator');
+    expect(() => loadApiTokens(JSON.stringify([{ ...entry, maxOriginTrust: 'root' }]))).toThrow(/0\.maxOriginTrust/);
   });
 
   it('maps a token to its tenant and principal and matches scopes by exact string equality', () => {

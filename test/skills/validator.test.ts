@@ -13,6 +13,7 @@ import {
   SkillPackageTooLarge,
   SkillPackageTooManyFiles,
   SkillRequiredToolsInvalid,
+  SkillTextUnstorable,
   SkillValidationError,
   SkillVersionInvalid,
 } from '../../src/skills/validation-errors.ts';
@@ -32,6 +33,13 @@ function rejection(run: () => unknown): SkillValidationError {
 }
 
 describe('validateSkillPackage', () => {
+  it('refuses a SKILL.md holding a NUL (its text is stored in Postgres text), naming the member and the rule', () => {
+    const withNul = skillPackage({}, { body: '# Instructions\n\n1. Read\u0000 twice.' });
+    const error = rejection(() => validateSkillPackage(withNul, options));
+    expect(error).toBeInstanceOf(SkillTextUnstorable);
+    expect(error).toMatchObject({ rule: 'text.storable', field: 'SKILL.md', measured: expect.stringContaining('NUL') });
+  });
+
   it('accepts a valid package and reports what install records', () => {
     const validated = validateSkillPackage(skillPackage({}, { extraFiles: { 'references/a.md': 'x' } }), options);
     expect(validated.manifest.name).toBe('repository-analysis');

@@ -1,17 +1,20 @@
 import { z } from 'zod';
+import { storableString } from '../../storable-text.ts';
 import { originTrustSchema, skillManageRequestSchema } from '../../authoring/skill-manage-contract.ts';
 import type { Approval } from '../../authoring/approval.ts';
+import { OriginTrustNotAllowed } from '../auth.ts';
+import { originTrustExceeds } from '../../authoring/skill-manage-policy.ts';
 import { routeOptions } from '../route-options.ts';
 import type { RoutePlugin } from '../route-plugin.ts';
 
 const manageBodySchema = z.strictObject({
   /** The tool invocation this call is; with the canonical argument hash, its idempotency key. */
-  invocationId: z.string().min(1).max(200),
-  runId: z.string().min(1).max(128),
-  /** The trust of the turn that proposes the write; below "user" is denied. */
+  invocationId: storableString().min(1).max(200),
+  runId: storableString().min(1).max(128),
+  /** The trust of the turn that proposes the write; below "user" is denied, above the token's maxOriginTrust refused. */
   originTrust: originTrustSchema,
-  taint: z.string().max(500).optional(),
-  sessionId: z.string().min(1).max(200).optional(),
+  taint: storableString().max(500).optional(),
+  sessionId: storableString().min(1).max(200).optional(),
   request: skillManageRequestSchema,
 });
 
@@ -68,6 +71,9 @@ export const authoringRoutes: RoutePlugin = async (app, { services: { skillManag
     async (request) => {
       const { principal } = request;
       const { request: manageRequest, ...turn } = request.body;
+      if (originTrustExceeds(turn.originTrust, principal.maxOriginTrust)) {
+        throw new OriginTrustNotAllowed(turn.originTrust, principal.maxOriginTrust);
+      }
       return skillManage.manage(
         { tenantId: principal.tenantId, principalId: principal.principal, scopes: [...principal.scopes], ...turn },
         manageRequest,
@@ -99,8 +105,8 @@ export const authoringRoutes: RoutePlugin = async (app, { services: { skillManag
       'approval.resolve',
       {
         summary: 'approve (installs the proposed revision, CAS on the recorded one) or reject an approval',
-        params: z.strictObject({ id: z.string().min(1).max(100) }),
-        body: z.strictObject({ decision: z.enum(['approve', 'reject']), reason: z.string().max(1000).optional() }),
+        params: z.strictObject({ id: storableString().min(1).max(100) }),
+        body: z.strictObject({ decision: z.enum(['approve', 'reject']), reason: storableString().max(1000).optional() }),
         response: { 200: approvalSchema },
       },
       { serverErrors: false },

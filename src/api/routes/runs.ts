@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { routeOptions } from '../route-options.ts';
 import type { RoutePlugin } from '../route-plugin.ts';
 import { SkillsmithError } from '../../skillsmith-error.ts';
+import { tenantIdSchema } from '../../tenant.ts';
 
 /** The body names another tenant than the token's: the tenant always comes from the token. */
 export class TenantMismatch extends SkillsmithError {
@@ -18,13 +19,14 @@ export const runRoutes: RoutePlugin = async (app, { services: { reportRun } }) =
     '/v1/runs',
     routeOptions('run.write', {
       summary: 'report a finished run (the run report contract); recorded once per runId, reviewed at most once',
-      // The contract is validated by the intake client, which names every field that is wrong.
-      body: z.record(z.string(), z.unknown()),
+      // The contract is validated by the intake client, which names every field that is wrong; the
+      // tenant is checked here, against the token, so it must be a tenant id before it is compared.
+      body: z.looseObject({ tenantId: tenantIdSchema.optional() }),
       response: { 202: z.object({ runId: z.string(), workflowId: z.string() }) },
     }),
     async (request, reply) => {
       const { tenantId } = request.principal;
-      const claimed = request.body['tenantId'];
+      const claimed = request.body.tenantId;
       if (claimed !== undefined && claimed !== tenantId) {
         throw new TenantMismatch(`the report names tenant ${JSON.stringify(claimed)} but the token belongs to ${JSON.stringify(tenantId)}`);
       }
