@@ -1,6 +1,8 @@
-import { lstat, readdir, readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { lstat, open, readdir } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
 import {
+  SkillPackageHardLink,
   SkillPackagePathEscape,
   SkillPackageSymlink,
   SkillPackageTooLarge,
@@ -46,6 +48,7 @@ interface DirectoryEntry {
   memberPath: string;
   absolutePath: string;
   size: number;
+  inode: number;
 }
 
 async function walk(root: string, relative: string, entries: DirectoryEntry[]): Promise<void> {
@@ -59,7 +62,9 @@ async function walk(root: string, relative: string, entries: DirectoryEntry[]): 
     if (stats.isDirectory()) {
       await walk(root, memberPath, entries);
     } else if (stats.isFile()) {
-      entries.push({ memberPath: checkMemberPath(memberPath), absolutePath, size: stats.size });
+      // A second name for a file may be one outside the package (a hard link to ~/.ssh/id_rsa).
+      if (stats.nlink > 1) throw new SkillPackageHardLink(memberPath, stats.nlink);
+      entries.push({ memberPath: checkMemberPath(memberPath), absolutePath, size: stats.size, inode: stats.ino });
     } else {
       throw new SkillPackageUnreadable(`member ${JSON.stringify(memberPath)} is not a regular file or directory`);
     }
@@ -83,6 +88,24 @@ export async function readPackageDirectory(directory: string): Promise<SkillPack
   const totalBytes = entries.reduce((sum, entry) => sum + entry.size, 0);
   if (totalBytes > PACKAGE_BYTE_LIMIT) throw new SkillPackageTooLarge(totalBytes);
   const files = new Map<string, Uint8Array>();
-  for (const entry of entries) files.set(entry.memberPath, new Uint8Array(await readFile(entry.absolutePath)));
+  for (const entry of entries) files.set(entry.memberPath, await readMember(entry));
   return { directoryName: basename(root), files };
+}
+
+/** Reads the file the walk saw: never through a symlink, and refused if it was swapped or linked since. */
+async function readMember(entry: DirectoryEntry): Promise<Uint8Array> {
+  const handle = await open(entry.absolutePath, constants.O_RDONLY | constants.O_NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ELOOP') throw new SkillPackageSymlink(entry.memberPath);
+    throw error;
+  });
+  try {
+    const stats = await handle.stat();
+    if (stats.nlink > 1) throw new SkillPackageHardLink(entry.memberPath, stats.nlink);
+    if (!stats.isFile() || stats.ino !== entry.inode) {
+      throw new SkillPackageUnreadable(`member ${JSON.stringify(entry.memberPath)} changed while the package was read`);
+    }
+    return new Uint8Array(await handle.readFile());
+  } finally {
+    await handle.close();
+  }
 }

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
+import { link, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -12,7 +12,12 @@ import {
   SkillMemberNotFound,
 } from '../../src/skills/package-archive.ts';
 import { readPackageDirectory } from '../../src/skills/skill-package.ts';
-import { SkillPackagePathEscape, SkillPackageSymlink, SkillPackageTooManyFiles } from '../../src/skills/validation-errors.ts';
+import {
+  SkillPackageHardLink,
+  SkillPackagePathEscape,
+  SkillPackageSymlink,
+  SkillPackageTooManyFiles,
+} from '../../src/skills/validation-errors.ts';
 import { encoder, skillPackage } from './skill-fixtures.ts';
 
 async function rawTar(entries: Array<{ name: string; type?: 'file' | 'symlink' | 'link'; content?: string; linkname?: string }>) {
@@ -107,6 +112,19 @@ describe('readPackageDirectory', () => {
     await writeFile(join(directory, 'SKILL.md'), 'x');
     await symlink('/etc/passwd', join(directory, 'passwd'));
     await expect(readPackageDirectory(directory)).rejects.toBeInstanceOf(SkillPackageSymlink);
+  });
+
+  it('refuses a hard-linked member (a second name of a file that may live outside the package)', async () => {
+    const directory = join(root, 'hard-linked');
+    await mkdir(directory, { recursive: true });
+    await writeFile(join(directory, 'SKILL.md'), 'x');
+    const outside = join(root, 'secret.txt');
+    await writeFile(outside, 'not for the package');
+    await link(outside, join(directory, 'notes.md'));
+    const error = await readPackageDirectory(directory).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(SkillPackageHardLink);
+    expect(error).toMatchObject({ rule: 'package.no_symlink', measured: 2 });
+    expect((error as Error).message).toContain('notes.md');
   });
 
   it('refuses more than 64 files before reading them', async () => {
