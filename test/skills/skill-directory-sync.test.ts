@@ -53,9 +53,9 @@ describe('skills sync never writes outside its directory', () => {
     const { target, outside } = await setUp('planted-directory');
     await symlink(outside, join(target, 'deploy-service'));
     const error = await sync(target).catch((caught: unknown) => caught);
+    expect(await snapshot(outside)).toEqual({ 'SKILL.md': 'precious' });
     expect(error).toBeInstanceOf(SkillSyncTargetUnsafe);
     expect(error).toMatchObject({ path: 'deploy-service', reason: 'is a symlink' });
-    expect(await snapshot(outside)).toEqual({ 'SKILL.md': 'precious' });
     expect(await readdir(target)).toEqual(['deploy-service']);
   });
 
