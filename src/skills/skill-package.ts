@@ -73,8 +73,8 @@ async function walk(root: string, relative: string, entries: DirectoryEntry[]): 
 
 /**
  * Read a package from a directory on disk. Uses lstat and never follows a symlink (a
- * symlink anywhere in the tree is refused). Counts and sizes are checked before any
- * content is read.
+ * symlink anywhere in the tree is refused, and so is a hard-linked file). Counts and sizes
+ * are checked before any content is read.
  */
 export async function readPackageDirectory(directory: string): Promise<SkillPackage> {
   const root = resolve(directory);
