@@ -26,13 +26,13 @@ export class EvalCorpusInvalid extends SkillsmithError {
   static override readonly code = 'EvalCorpusInvalid';
 }
 
-async function* jsonLines(file: string): AsyncGenerator<{ line: number; value: unknown }> {
+async function* jsonLines(file: string): AsyncGenerator<{ line: number; value: unknown; text: string }> {
   let line = 0;
   for await (const text of createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity })) {
     line += 1;
     if (text.trim() === '') continue;
     try {
-      yield { line, value: JSON.parse(text) as unknown };
+      yield { line, value: JSON.parse(text) as unknown, text };
     } catch (error) {
       throw new EvalCorpusInvalid(`${file} line ${line}: invalid JSON: ${(error as Error).message}`);
     }
@@ -80,11 +80,12 @@ export async function readCorpusRuns(
   const runs: CorpusRuns['runs'] = [];
   const rewritten: string[] = [];
   const unlabelled: string[] = [];
-  for await (const { value } of jsonLines(runsFile)) {
+  for await (const { value, text } of jsonLines(runsFile)) {
     const record =
       value !== null && typeof value === 'object' && !Array.isArray(value) ? { ...(value as Record<string, unknown>), tenantId } : value;
-    rewritten.push(JSON.stringify(record));
     const parsed = parseRunReport(record);
+    // An invalid report is copied as it came (it may be nested too deep to serialise): the ingest refuses it by its line.
+    rewritten.push(parsed.success ? JSON.stringify(record) : text);
     if (!parsed.success) continue;
     const { runId, goal, status, toolCalls } = parsed.report;
     if (!familyOf.has(runId)) {
