@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { originTrustSchema, type OriginTrust } from '../authoring/skill-manage-contract.ts';
+import { storableString } from '../storable-text.ts';
 import { tenantIdSchema } from '../tenant.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
@@ -18,7 +19,7 @@ export const API_SCOPES = ['session.write', 'session.read', 'skill.read', 'recal
 const tokenEntrySchema = z.strictObject({
   token: z.string().min(16, 'a token is at least 16 characters'),
   tenantId: tenantIdSchema,
-  principal: z.string().min(1).max(200),
+  principal: storableString().min(1).max(200),
   scopes: z.array(z.string().min(1).max(100)),
   maxOriginTrust: originTrustSchema.default('user'),
 });

@@ -120,6 +120,12 @@ describe('JSONL ingest', () => {
       expect.stringMatching(/^line 4: extra\[0\]\.a\.a…: nests deeper than 103 levels/),
     ]);
     expect(await countRuns(database.pool, 'deep')).toEqual({ runs: 2, toolCalls: 6 });
+
+    const cli = await runSkillsmith(['ingest', file, '--tenant', 'deep-cli', '--skip-invalid'], { DATABASE_URL: database.url });
+    expect(cli.code).toBe(0);
+    expect(cli.stderr).toMatch(/^line 2: toolCalls\[0\]\.args\.a…: nests deeper than 103 levels/m);
+    expect(cli.stdout).toMatch(/2 runs ingested, 0 unchanged, 3 invalid skipped/);
+    expect(await countRuns(database.pool, 'deep-cli')).toEqual({ runs: 2, toolCalls: 6 });
   });
 
   it('treats a re-reported run with different content as an invalid line and changes nothing', async () => {
