@@ -39,15 +39,17 @@ try {
   await migrate(pool);
   let started = Date.now();
   let batch = [];
+  const goals = new Set<string>();
   for (const { report } of iterateRuns({ seed: Number(values.seed), runs: runCount, tenantId: 'bench' })) {
     batch.push(report);
+    goals.add(report.goal);
     if (batch.length === 1000) {
       await upsertRuns(pool, 'bench', batch);
       batch = [];
     }
   }
   if (batch.length) await upsertRuns(pool, 'bench', batch);
-  console.log(`ingested ${runCount} runs in ${seconds(Date.now() - started)}`);
+  console.log(`ingested ${runCount} runs (${goals.size} distinct goals) in ${seconds(Date.now() - started)}`);
 
   const base = loadConfig({});
   const config = {

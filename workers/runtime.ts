@@ -1,22 +1,24 @@
-import { Client, Connection } from '@temporalio/client';
 import type { Runtime, RunningWorker, StackCheck } from '../src/app/runtime.ts';
-import { createServices } from '../src/app/services.ts';
 import type { Config } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
-import { createPool } from '../src/store/database.ts';
-import { migrate } from '../src/store/migrations.ts';
 import type { stackCheck } from '../workflows/stack-check.ts';
-import { createWorker } from './worker.ts';
 
 /**
  * The worker side of the process: a worker over the application services (src/app) and the
  * stack check. The entry point hands it to the CLI. The embedder loads on first use (once per
  * process), so a worker starts even before the model is in place; the step that needs it then
- * fails loudly with the reason.
+ * fails loudly with the reason. Temporal's worker and client load on first use too: the CLI
+ * creates this runtime for every command, and most never start a worker.
  */
 export function createWorkerRuntime(config: Config, logger: Logger): Runtime {
   return {
     async startWorker({ temporalAddress, databaseUrl, config: workerConfig = config }): Promise<RunningWorker> {
+      const [{ createPool }, { migrate }, { createServices }, { createWorker }] = await Promise.all([
+        import('../src/store/database.ts'),
+        import('../src/store/migrations.ts'),
+        import('../src/app/services.ts'),
+        import('./worker.ts'),
+      ]);
       const pool = createPool(databaseUrl);
       await migrate(pool);
       const { worker, connection } = await createWorker({
@@ -39,6 +41,7 @@ export function createWorkerRuntime(config: Config, logger: Logger): Runtime {
     },
 
     async checkStack({ temporalAddress }): Promise<StackCheck> {
+      const { Client, Connection } = await import('@temporalio/client');
       const connection = await Connection.connect({ address: temporalAddress });
       try {
         const client = new Client({ connection, namespace: config.temporal.namespace });

@@ -1,17 +1,15 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
 import { Command, CommanderError, Option } from 'commander';
 import type pg from 'pg';
 import { z } from 'zod';
 import type { Runtime, RuntimeFactory } from '../app/runtime.ts';
-import { createServices, type Services } from '../app/services.ts';
+import type { Services } from '../app/services.ts';
 import { TemporalUnavailable } from '../client/temporal-unavailable.ts';
 import { loadConfig, type Config } from '../config.ts';
 import { createLogger, type Logger } from '../logger.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 import { failureCause } from '../failure-cause.ts';
 import { readStackFile } from '../stack-file.ts';
-import { createPool } from '../store/database.ts';
-import { migrate } from '../store/migrations.ts';
 import { tenantIdSchema } from '../tenant.ts';
 import { consoleOutput, type CliContext } from './context.ts';
 import { registerClustersCommands } from './commands/clusters.ts';
@@ -52,7 +50,10 @@ function createContext(config: Config, logger: Logger, runtime: Runtime, resourc
     if (stack) return stack.temporalAddress;
     throw new TemporalUnavailable('no Temporal: set TEMPORAL_ADDRESS, or start the embedded stack with `skillsmith up`');
   };
+  // Postgres, Temporal's client and the services load when a command first needs them, so
+  // `--help` and the commands that need none start fast (bench/cli-startup.bench.ts).
   const openPool = async () => {
+    const [{ createPool }, { migrate }] = await Promise.all([import('../store/database.ts'), import('../store/migrations.ts')]);
     const pool = createPool(await databaseUrl());
     resources.pools.push(pool);
     await migrate(pool);
@@ -67,15 +68,17 @@ function createContext(config: Config, logger: Logger, runtime: Runtime, resourc
     databaseUrl,
     openPool,
     services() {
-      services ??= openPool().then(async (pool) =>
+      services ??= openPool().then(async (pool) => {
+        const { createServices } = await import('../app/services.ts');
         // POST /v1/runs (`skillsmith api`) reaches TEMPORAL_ADDRESS or the running stack's; else it answers 503.
-        createServices(config, pool, { logger, temporalAddress: await temporalAddress().catch(() => undefined) }),
-      );
+        return createServices(config, pool, { logger, temporalAddress: await temporalAddress().catch(() => undefined) });
+      });
       return services;
     },
     temporalAddress,
     async temporalClient() {
       const address = await temporalAddress();
+      const { Client, Connection } = await import('@temporalio/client');
       let connection: Connection;
       try {
         connection = await Connection.connect({ address, connectTimeout: 5_000 });

@@ -4,8 +4,13 @@ import {
   countGoalsWithoutEmbedding,
   ensureEmbeddingModel,
   findGoalsWithoutEmbedding,
+  findGoalTextEmbeddings,
   insertGoalEmbeddings,
+  insertGoalTextEmbeddings,
+  type EmbeddingModelRecord,
+  type GoalToEmbed,
 } from './goal-embedding-repository.ts';
+import { goalTextHash, normaliseGoalText } from './goal-text.ts';
 
 export interface EmbedGoalsOptions {
   /** Only these runs; undefined = every run of the tenant. */
@@ -30,11 +35,46 @@ export interface EmbedGoalsResult {
   missing: number;
   /** Embeddings written by this call (fewer than `missing` when another worker raced us). */
   embedded: number;
+  /** Distinct goal texts that reached the model; the other goals reused a cached vector. */
+  textsEmbedded: number;
+}
+
+/**
+ * One vector per goal, in order: each distinct normalised text of the page is looked up in the
+ * tenant's per-text cache and only the texts never embedded with this model reach the model (and
+ * are cached). Progress counts goals, after every embedder batch: a page of long goals on a busy
+ * machine can outlast the activity's heartbeat timeout (NESTFUL: 256 goals > 30 s at load 20).
+ */
+async function goalVectors(
+  db: Queryable,
+  embedder: Embedder,
+  tenantId: string,
+  model: EmbeddingModelRecord,
+  goals: GoalToEmbed[],
+  onProgress: (goalsDone: number) => void,
+): Promise<{ vectors: Float32Array[]; textsEmbedded: number }> {
+  const texts = goals.map((goal) => normaliseGoalText(goal.goal));
+  const hashes = texts.map(goalTextHash);
+  const vectors = await findGoalTextEmbeddings(db, tenantId, model.modelId, [...new Set(hashes)]);
+  const missing = new Map<string, string>();
+  hashes.forEach((hash, index) => {
+    if (!vectors.has(hash)) missing.set(hash, texts[index]!);
+  });
+  if (missing.size > 0) {
+    const fresh = await embedder.embed([...missing.values()], 'goal', {
+      onProgress: (done) => onProgress(Math.floor((done * goals.length) / missing.size)),
+    });
+    const rows = [...missing.keys()].map((textHash, index) => ({ textHash, embedding: fresh[index]! }));
+    await insertGoalTextEmbeddings(db, tenantId, model, rows);
+    for (const { textHash, embedding } of rows) vectors.set(textHash, embedding);
+  }
+  return { vectors: hashes.map((hash) => vectors.get(hash)!), textsEmbedded: missing.size };
 }
 
 /**
  * EMBED: every goal of the tenant without an embedding for the embedder's model, in pages,
  * each page one transaction-free insert (rows are independent and the insert is idempotent).
+ * Each distinct goal text is embedded once per model (goalVectors), so repeated goals cost a lookup.
  * Refuses a model whose dimension differs from the tenant's stored one before embedding anything.
  */
 export async function embedMissingGoals(
@@ -47,6 +87,7 @@ export async function embedMissingGoals(
   await ensureEmbeddingModel(db, tenantId, model);
   const missing = await countGoalsWithoutEmbedding(db, tenantId, model.modelId, { runIds: options.runIds });
   let embedded = 0;
+  let textsEmbedded = 0;
   let processed = 0;
   let afterRunId: string | null = null;
   let reported = -1;
@@ -64,13 +105,8 @@ export async function embedMissingGoals(
       limit: options.pageSize,
     });
     if (goals.length === 0) break;
-    // Progress after every embedder batch, not only every page: a page of long goals on a busy
-    // machine can outlast the activity's heartbeat timeout (NESTFUL: 256 goals > 30 s at load 20).
-    const vectors = await embedder.embed(
-      goals.map((goal) => goal.goal),
-      'goal',
-      { onProgress: (done) => report(processed + done) },
-    );
+    const { vectors, textsEmbedded: fresh } = await goalVectors(db, embedder, tenantId, model, goals, (done) => report(processed + done));
+    textsEmbedded += fresh;
     embedded += await insertGoalEmbeddings(
       db,
       tenantId,
@@ -82,5 +118,5 @@ export async function embedMissingGoals(
     report(processed);
     if (goals.length < options.pageSize) break;
   }
-  return { tenantId, modelId: model.modelId, dimension: model.dimension, missing, embedded };
+  return { tenantId, modelId: model.modelId, dimension: model.dimension, missing, embedded, textsEmbedded };
 }

@@ -4,7 +4,8 @@ import { mapRow } from '../store/row-mapping.ts';
 import { EmbeddingDimensionMismatch } from './embedding-errors.ts';
 
 /**
- * The only module with SQL for `goal_embeddings` and `embedding_models` (schema/003).
+ * The only module with SQL for `goal_embeddings`, `embedding_models` (schema/003) and the
+ * per-text cache `goal_text_embeddings` (schema/011).
  * Vectors travel as pgvector text (`toSql` / `fromSql`) so reads do not depend on the
  * per-connection type registration having finished.
  */
@@ -108,6 +109,10 @@ export async function countGoalsWithoutEmbedding(
   return Number(rows[0]?.count ?? 0);
 }
 
+function requireDimension(model: EmbeddingModelRecord, embedding: Float32Array, what: string): void {
+  if (embedding.length !== model.dimension) throw new EmbeddingDimensionMismatch(model.modelId, model.dimension, embedding.length, what);
+}
+
 export interface GoalEmbedding {
   runId: string;
   embedding: Float32Array;
@@ -125,11 +130,7 @@ export async function insertGoalEmbeddings(
   embeddings: GoalEmbedding[],
 ): Promise<number> {
   if (embeddings.length === 0) return 0;
-  for (const { runId, embedding } of embeddings) {
-    if (embedding.length !== model.dimension) {
-      throw new EmbeddingDimensionMismatch(model.modelId, model.dimension, embedding.length, `goal of run ${runId}`);
-    }
-  }
+  for (const { runId, embedding } of embeddings) requireDimension(model, embedding, `goal of run ${runId}`);
   const result = await db.query(
     `INSERT INTO goal_embeddings (tenant_id, run_id, model_id, dimension, embedding)
      SELECT $1, input.run_id, $2, $3, input.embedding::vector
@@ -144,6 +145,55 @@ export async function insertGoalEmbeddings(
     ],
   );
   return result.rowCount ?? 0;
+}
+
+export interface GoalTextEmbedding {
+  /** `goalTextHash` of the normalised goal text (goal-text.ts). */
+  textHash: string;
+  embedding: Float32Array;
+}
+
+/** The cached vectors of these goal texts for a model, by text hash (absent = never embedded). */
+export async function findGoalTextEmbeddings(
+  db: Queryable,
+  tenantId: string,
+  modelId: string,
+  textHashes: string[],
+): Promise<Map<string, Float32Array>> {
+  const found = new Map<string, Float32Array>();
+  if (textHashes.length === 0) return found;
+  const { rows } = await db.query<{ text_hash: string; embedding: string }>(
+    `SELECT text_hash, embedding::text AS embedding
+       FROM goal_text_embeddings
+      WHERE tenant_id = $1 AND model_id = $2 AND text_hash = ANY($3::text[])`,
+    [tenantId, modelId, textHashes],
+  );
+  for (const row of rows) found.set(row.text_hash, Float32Array.from(pgvector.fromSql(row.embedding) as number[]));
+  return found;
+}
+
+/** Caches the vectors of goal texts (idempotent: a text already cached keeps its vector). */
+export async function insertGoalTextEmbeddings(
+  db: Queryable,
+  tenantId: string,
+  model: EmbeddingModelRecord,
+  embeddings: GoalTextEmbedding[],
+): Promise<void> {
+  if (embeddings.length === 0) return;
+  for (const { textHash, embedding } of embeddings) requireDimension(model, embedding, `goal text ${textHash}`);
+  await db.query(
+    `INSERT INTO goal_text_embeddings (tenant_id, model_id, text_hash, dimension, embedding)
+     SELECT $1, $2, input.text_hash, $3, input.embedding::vector
+       FROM unnest($4::text[], $5::text[]) AS input (text_hash, embedding)
+     ON CONFLICT (tenant_id, model_id, text_hash) DO NOTHING`,
+    [
+      tenantId,
+      model.modelId,
+      model.dimension,
+      embeddings.map((row) => row.textHash),
+      embeddings.map((row) => pgvector.toSql(Array.from(row.embedding)) as string),
+    ],
+  );
 }
 
 export interface LoadedGoalEmbeddings {
@@ -199,6 +249,7 @@ export async function meanGoalEmbedding(db: Queryable, tenantId: string, modelId
  */
 export async function forgetOtherModels(db: Queryable, tenantId: string, keepModelId: string): Promise<number> {
   const { rowCount } = await db.query('DELETE FROM goal_embeddings WHERE tenant_id = $1 AND model_id <> $2', [tenantId, keepModelId]);
+  await db.query('DELETE FROM goal_text_embeddings WHERE tenant_id = $1 AND model_id <> $2', [tenantId, keepModelId]);
   await db.query('DELETE FROM embedding_models WHERE tenant_id = $1 AND model_id <> $2', [tenantId, keepModelId]);
   return rowCount ?? 0;
 }

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runSkillsmith } from '../support/cli.ts';
 
@@ -8,6 +9,23 @@ describe('usage: --version, help, usage errors', () => {
     const run = await runSkillsmith(['--version']);
     expect(run.code).toBe(0);
     expect(run.stdout).toBe(`${version}\n`);
+  });
+
+  it('--help, --version and commands that need neither load Temporal or the embedding model', async () => {
+    const preload = `--import=${fileURLToPath(new URL('../support/loaded-packages.js', import.meta.url))}`;
+    const heavy = /node_modules\/(@temporalio\/(worker|client)|onnxruntime-node|@huggingface\/transformers)\//;
+    const loaded = async (args: string[], env: Record<string, string> = {}) => {
+      const run = await runSkillsmith(args, { NODE_OPTIONS: preload, ...env });
+      const line = run.stderr.split('\n').find((text) => text.startsWith('loaded-modules '));
+      return { code: run.code, heavy: (JSON.parse(line!.slice('loaded-modules '.length)) as string[]).filter((path) => heavy.test(path)) };
+    };
+    for (const args of [['--help'], ['--version'], ['synthesize', '--help'], ['models', 'list', '--json']]) {
+      expect(await loaded(args), args.join(' ')).toEqual({ code: 0, heavy: [] });
+    }
+    // The check sees them when a command does need them: Temporal's client, loaded to reach a server.
+    const needsTemporal = await loaded(['passes', 'cancel', 'x'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+    expect(needsTemporal.code).toBe(1);
+    expect(needsTemporal.heavy.some((path) => path.includes('@temporalio/client'))).toBe(true);
   });
 
   it("a subcommand's help shows the global options and an example", async () => {

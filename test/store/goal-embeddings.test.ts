@@ -5,6 +5,8 @@ import { createEmbedActivities } from '../../activities/embed.ts';
 import { clusterRunGoals, GoalsNotEmbedded } from '../../src/clustering/cluster-pass.ts';
 import { loadConfig } from '../../src/config.ts';
 import { embedMissingGoals } from '../../src/embedding/embed-goals.ts';
+import { normaliseGoalText } from '../../src/embedding/goal-text.ts';
+import { dot } from '../../src/clustering/cosine.ts';
 import { createEmbedder, type Embedder } from '../../src/embedding/embedder.ts';
 import { EmbeddingDimensionMismatch } from '../../src/embedding/embedding-errors.ts';
 import {
@@ -123,6 +125,58 @@ describe('goal embeddings store', () => {
     expect(progress).toEqual([0, 1, 2, 3]);
   });
 
+  it('embeds each distinct goal text once per tenant and model: repeated goals never reach the model again', async () => {
+    // The real embedder, counted where texts enter it: every text it is given runs through the model.
+    const modelInputs: string[] = [];
+    const counted: Embedder = {
+      modelId: embedder.modelId,
+      dimension: embedder.dimension,
+      embed(texts, kind, options) {
+        modelInputs.push(...texts);
+        return embedder.embed(texts, kind, options);
+      },
+    };
+    const goals = [
+      'deploy billing-api to staging',
+      '  deploy   billing-api\tto staging ',
+      'rotate the API key for payments',
+      'page the on-call engineer',
+    ];
+    const runsWith = (seed: number, count: number, tenantId: string) =>
+      generateRuns({ seed, runs: count, tenantId }).map((run, index) => ({ ...run.report, goal: goals[index % goals.length]! }));
+    const firstRuns = runsWith(21, 10, 'dupes');
+    await upsertRuns(database.pool, 'dupes', firstRuns);
+
+    const first = await embedMissingGoals(database.pool, counted, 'dupes', { pageSize: 4 });
+    expect(first).toMatchObject({ missing: 10, embedded: 10, textsEmbedded: 3 });
+    expect(modelInputs.sort()).toEqual(['deploy billing-api to staging', 'page the on-call engineer', 'rotate the API key for payments']);
+
+    // Later runs with goals seen before cost no model call; a new goal costs exactly one.
+    modelInputs.length = 0;
+    const laterRuns = [...runsWith(22, 6, 'dupes'), { ...runsWith(23, 1, 'dupes')[0]!, goal: 'close the stale issues' }];
+    await upsertRuns(database.pool, 'dupes', laterRuns);
+    const later = await embedMissingGoals(database.pool, counted, 'dupes', { pageSize: 4 });
+    expect(later).toMatchObject({ missing: 7, embedded: 7, textsEmbedded: 1 });
+    expect(modelInputs).toEqual(['close the stale issues']);
+
+    // Every run of one goal text has that text's vector, the one the model gives it directly.
+    const stored = await loadGoalEmbeddings(database.pool, 'dupes', embedder.modelId);
+    const goalOf = new Map([...firstRuns, ...laterRuns].map((run) => [run.runId, normaliseGoalText(run.goal)]));
+    const direct = new Map<string, Float32Array>();
+    for (const text of new Set(goalOf.values())) direct.set(text, (await embedder.embed([text], 'goal'))[0]!);
+    expect(stored.runIds).toHaveLength(17);
+    stored.runIds.forEach((runId, index) => expect(dot(stored.vectors[index]!, direct.get(goalOf.get(runId)!)!)).toBeGreaterThan(0.9999));
+
+    // The cache is the tenant's own: another tenant with the same goals embeds them itself.
+    modelInputs.length = 0;
+    await upsertRuns(database.pool, 'dupes-other', runsWith(24, 4, 'dupes-other'));
+    expect(await embedMissingGoals(database.pool, counted, 'dupes-other', { pageSize: 4 })).toMatchObject({
+      embedded: 4,
+      textsEmbedded: 3,
+    });
+    expect(modelInputs).toHaveLength(3);
+  });
+
   it('refuses to embed with a model whose dimension differs from the tenant’s stored one', async () => {
     const smaller: Embedder = { modelId: 'other-model', dimension: 16, embed: async () => [] };
     await expect(embedMissingGoals(database.pool, smaller, 'other', { pageSize: 10 })).rejects.toThrow(
@@ -134,6 +188,7 @@ describe('goal embeddings store', () => {
 describe('embed and cluster activities', () => {
   let database: TestDatabase;
   let embedder: Embedder;
+  let distinctGoals: number;
   const config = loadConfig({
     SKILLSMITH_MODEL_DIR: testModelDir,
     SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
@@ -146,6 +201,7 @@ describe('embed and cluster activities', () => {
     embedder = await createEmbedder(config.embedding);
     database = await openTestDatabase();
     const runs = generateRuns({ seed: 11, runs: 60, tenantId: 'acme', families: ['deploy-service', 'triage-ci-failure'] });
+    distinctGoals = new Set(runs.map((run) => normaliseGoalText(run.report.goal))).size;
     await upsertRuns(
       database.pool,
       'acme',
@@ -193,7 +249,14 @@ describe('embed and cluster activities', () => {
     environment.on('heartbeat', (details: unknown) => heartbeats.push(details));
     const { embedGoals } = createEmbedActivities({ pool: database.pool, embedder: async () => embedder, config });
     const result = await environment.run(embedGoals, { tenantId: 'acme' });
-    expect(result).toEqual({ tenantId: 'acme', modelId: embedder.modelId, dimension: 384, missing: 60, embedded: 60 });
+    expect(result).toEqual({
+      tenantId: 'acme',
+      modelId: embedder.modelId,
+      dimension: 384,
+      missing: 60,
+      embedded: 60,
+      textsEmbedded: distinctGoals,
+    });
     expect(heartbeats.at(-1)).toEqual({ embedded: 60, total: 60 });
   });
 

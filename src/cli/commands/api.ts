@@ -1,6 +1,4 @@
 import type { Command } from 'commander';
-import { loadApiTokens } from '../../api/auth.ts';
-import { startApiServer } from '../../api/server.ts';
 import type { CliContext } from '../context.ts';
 
 /** `skillsmith api`: the HTTP API in the foreground until SIGINT/SIGTERM. */
@@ -11,6 +9,7 @@ export function registerApiCommands(program: Command, context: CliContext): void
     .action(async (_options: unknown, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
       const { config, logger } = context;
+      const [{ loadApiTokens }, { startApiServer }] = await Promise.all([import('../../api/auth.ts'), import('../../api/server.ts')]);
       const tokens = loadApiTokens(config.api.tokens);
       if (tokens.length === 0) logger.warn('SKILLSMITH_API_TOKENS is not set: every /v1 route will answer 401');
       const api = await startApiServer(await context.services());

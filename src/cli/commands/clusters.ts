@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
-import { clusterRunGoals, type ClusterPassResult } from '../../clustering/cluster-pass.ts';
-import { embedMissingGoals } from '../../embedding/embed-goals.ts';
-import { createEmbedder } from '../../embedding/embedder.ts';
+import type { ClusterPassResult } from '../../clustering/cluster-pass.ts';
 import type { CliContext } from '../context.ts';
 import { createProgressReporter } from '../progress-reporter.ts';
 
@@ -18,6 +16,11 @@ export function registerClustersCommands(program: Command, context: CliContext):
     .action(async (_options: unknown, command: Command) => {
       const { tenant, json, quiet } = command.optsWithGlobals<{ tenant: string; json: boolean; quiet: boolean }>();
       const { config } = context;
+      const [{ clusterRunGoals }, { embedMissingGoals }, { createEmbedder }] = await Promise.all([
+        import('../../clustering/cluster-pass.ts'),
+        import('../../embedding/embed-goals.ts'),
+        import('../../embedding/embedder.ts'),
+      ]);
       const embedder = await createEmbedder(config.embedding);
       const pool = await context.openPool();
       const progress = createProgressReporter({ quiet });

@@ -1,21 +1,13 @@
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
 import type { Command } from 'commander';
-import { createServices } from '../../app/services.ts';
-import { startSynthesisPass, passResult } from '../../client/synthesis-client.ts';
 import { clusteringDefaultsFor, type Config } from '../../config.ts';
-import { createEmbedder } from '../../embedding/embedder.ts';
 import { EmbeddingModelUnavailable } from '../../embedding/embedding-errors.ts';
 import { pullModel, testEmbeddingModel } from '../../embedding/model-pull.ts';
-import { listProcedures } from '../../procedures/procedure-repository.ts';
 import type { Procedure } from '../../procedures/procedure.ts';
 import type { RecalledSkill } from '../../recall/recall.ts';
 import { defaultRecallThreshold } from '../../recall/recall-threshold.ts';
-import { ingestJsonlFile } from '../../runs/jsonl-ingest.ts';
 import { generateRuns } from '../../runs/trace-generator.ts';
-import { createPool } from '../../store/database.ts';
 import type { CliContext } from '../context.ts';
-import { startLocalStack } from '../local-stack.ts';
 import { formatPass, watchPass, workflowUiLink } from './synthesis.ts';
 
 /** The bundled sample runs: `generateRuns({ seed: SAMPLE_SEED, runs: 200 })`, committed as JSONL. */
@@ -34,6 +26,7 @@ async function demoConfiguration(config: Config, log: (message: string) => void)
   let synthesis = config.synthesis;
   let recall = config.recall;
   try {
+    const { createEmbedder } = await import('../../embedding/embedder.ts');
     await createEmbedder(embedding);
   } catch (error) {
     if (!(error instanceof EmbeddingModelUnavailable)) throw error;
@@ -102,6 +95,23 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
       const { config, notes } = await demoConfiguration(context.config, (message) => context.logger.info(message));
       if (!json) for (const note of notes) process.stdout.write(`${note}\n`);
 
+      // The stack, Temporal's client and the services load here, not for `--help`.
+      const [
+        { Client, Connection },
+        { createServices },
+        { startSynthesisPass, passResult },
+        { listProcedures },
+        { ingestJsonlFile },
+        { createPool },
+      ] = await Promise.all([
+        import('@temporalio/client'),
+        import('../../app/services.ts'),
+        import('../../client/synthesis-client.ts'),
+        import('../../procedures/procedure-repository.ts'),
+        import('../../runs/jsonl-ingest.ts'),
+        import('../../store/database.ts'),
+      ]);
+      const { startLocalStack } = await import('../local-stack.ts');
       const stack = await startLocalStack(context, config);
       const pool = createPool(stack.databaseUrl);
       const services = createServices(config, pool, { logger: context.logger });

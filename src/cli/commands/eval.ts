@@ -1,15 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import { Option, type Command } from 'commander';
-import { createServices } from '../../app/services.ts';
-import { startSynthesisPass } from '../../client/synthesis-client.ts';
 import type { Config } from '../../config.ts';
-import { formatEvalReport } from '../../eval/eval-table.ts';
-import { runEval } from '../../eval/run-eval.ts';
 import { readStackFile } from '../../stack-file.ts';
-import { createPool } from '../../store/database.ts';
 import type { CliContext } from '../context.ts';
-import { startLocalStack } from '../local-stack.ts';
 import { watchPass } from './synthesis.ts';
 
 const DEFAULT_MAX_PASSES = 10;
@@ -27,6 +20,7 @@ async function openStack(context: CliContext, config: Config) {
     return { databaseUrl: await context.databaseUrl(), temporalAddress: await context.temporalAddress(), stop: async () => undefined };
   }
   // Free ports, so an eval never collides with another stack on this machine.
+  const { startLocalStack } = await import('../local-stack.ts');
   const stack = await startLocalStack(context, { ...config, temporal: { ...config.temporal, port: 0, uiPort: 0 }, postgresPort: 0 });
   return stack;
 }
@@ -54,6 +48,16 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
       const started = Date.now();
       const say = (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}\n`);
       const tenantId = freshEvalTenant();
+      // The stack, Temporal's client and the services load here, not for `--help`.
+      const [{ Client, Connection }, { createServices }, { startSynthesisPass }, { formatEvalReport }, { runEval }, { createPool }] =
+        await Promise.all([
+          import('@temporalio/client'),
+          import('../../app/services.ts'),
+          import('../../client/synthesis-client.ts'),
+          import('../../eval/eval-table.ts'),
+          import('../../eval/run-eval.ts'),
+          import('../../store/database.ts'),
+        ]);
       const stack = await openStack(context, config);
       const pool = createPool(stack.databaseUrl);
       const connection = await Connection.connect({ address: stack.temporalAddress });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { formatIngestError, ingestJsonlFile, type IngestResult } from '../../runs/jsonl-ingest.ts';
+import type { IngestResult } from '../../runs/jsonl-ingest.ts';
 import { createProgressReporter } from '../progress-reporter.ts';
 import type { CliContext } from '../context.ts';
 
@@ -26,6 +26,7 @@ export function registerIngestCommands(program: Command, context: CliContext): v
       // An explicit --tenant places lines without tenantId and must match lines that have one;
       // without it each line keeps its own tenantId (default "default").
       const explicitTenant = command.getOptionValueSourceWithGlobals('tenant') === 'cli' ? tenant : undefined;
+      const { formatIngestError, ingestJsonlFile } = await import('../../runs/jsonl-ingest.ts');
       const pool = await context.openPool();
       const progress = createProgressReporter({ quiet });
       const kibibytes = (bytes: number) => Math.round(bytes / 1024);

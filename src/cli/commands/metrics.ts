@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { collectAuthoringMetrics, formatAuthoringMetrics } from '../../authoring/authoring-metrics.ts';
 import type { CliContext } from '../context.ts';
 
 /**
@@ -13,6 +12,7 @@ export function registerMetricsCommands(program: Command, context: CliContext): 
     .description("print the tenant's skill metrics: authoring denials by reason, conflicts, approvals and latency, loads")
     .action(async (_options: unknown, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
+      const { collectAuthoringMetrics, formatAuthoringMetrics } = await import('../../authoring/authoring-metrics.ts');
       const pool = await context.openPool();
       const metrics = await collectAuthoringMetrics(pool, tenant);
       context.output.result(json, metrics, () => formatAuthoringMetrics(metrics));

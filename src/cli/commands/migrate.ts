@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
-import { createPool } from '../../store/database.ts';
-import { migrate } from '../../store/migrations.ts';
 
 export function registerMigrateCommands(program: Command, context: CliContext): void {
   program
@@ -9,6 +7,7 @@ export function registerMigrateCommands(program: Command, context: CliContext): 
     .description('apply the schema migrations (schema/NNN_*.sql) that are not yet applied')
     .action(async (_options, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
+      const [{ createPool }, { migrate }] = await Promise.all([import('../../store/database.ts'), import('../../store/migrations.ts')]);
       const pool = createPool(await context.databaseUrl());
       try {
         const result = await migrate(pool);

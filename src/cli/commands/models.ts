@@ -1,8 +1,6 @@
 import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { isModelPresent, packagedModels, pullModel, testEmbeddingModel } from '../../embedding/model-pull.ts';
-import { createEmbedder } from '../../embedding/embedder.ts';
-import { reembedTenant } from '../../procedures/reembed.ts';
 import type { CliContext } from '../context.ts';
 
 /**
@@ -71,6 +69,10 @@ export function registerModelsCommands(program: Command, context: CliContext): v
     )
     .action(async (_options: unknown, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
+      const [{ createEmbedder }, { reembedTenant }] = await Promise.all([
+        import('../../embedding/embedder.ts'),
+        import('../../procedures/reembed.ts'),
+      ]);
       const pool = await context.openPool();
       const embedder = await createEmbedder(context.config.embedding);
       const bar =

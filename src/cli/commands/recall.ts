@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { listProcedures, setProcedureEnabled } from '../../procedures/procedure-repository.ts';
 import type { Procedure } from '../../procedures/procedure.ts';
 import type { CliContext } from '../context.ts';
 
@@ -42,6 +41,7 @@ export function registerRecallCommands(program: Command, context: CliContext): v
     .description('learned skills and their track records')
     .action(async (_options, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const { listProcedures } = await import('../../procedures/procedure-repository.ts');
       const rows = await listProcedures(await context.openPool(), tenant);
       context.output.result(json, { procedures: rows }, () =>
         rows.length ? rows.map(formatProcedure).join('\n') : `no procedures yet for tenant ${tenant}`,
@@ -57,6 +57,7 @@ export function registerRecallCommands(program: Command, context: CliContext): v
       .description(enabled ? 'make a procedure recallable again' : 'stop recalling a procedure (kept, not deleted)')
       .action(async (procedureName: string, _options, command: Command) => {
         const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+        const { setProcedureEnabled } = await import('../../procedures/procedure-repository.ts');
         const procedure = await setProcedureEnabled(await context.openPool(), tenant, procedureName, enabled);
         context.logger.info({ tenantId: tenant, procedure: procedure.name, enabled }, `procedure ${name}d`);
         context.output.result(json, procedure, () => formatProcedure(procedure));

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { syncSkillDirectory } from '../../skills/skill-directory-sync.ts';
 import type { CliContext } from '../context.ts';
 
 /**
@@ -14,6 +13,7 @@ export function registerSkillsSyncCommand(skills: Command, context: CliContext):
     .requiredOption('--dir <dir>', 'the shared skills directory')
     .action(async (options: { dir: string }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
+      const { syncSkillDirectory } = await import('../../skills/skill-directory-sync.ts');
       const result = await syncSkillDirectory({
         skills: (await context.services()).skills,
         tenantId: tenant,

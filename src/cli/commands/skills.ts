@@ -2,13 +2,8 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { z } from 'zod';
-import { readPackageArchive } from '../../skills/package-archive.ts';
-import { serializeSkillDocument } from '../../skills/skill-format.ts';
-import { checkMemberPath, readPackageDirectory, SKILL_MANIFEST_PATH } from '../../skills/skill-package.ts';
-import { parseSkillRef } from '../../skills/skill-ref.ts';
 import type { SkillRepository } from '../../store/skill-repository.ts';
-import { summarizeRevision, type SkillSummary } from '../../skills/skill-summary.ts';
-import { findProcedureStates } from '../../procedures/procedure-repository.ts';
+import type { SkillSummary } from '../../skills/skill-summary.ts';
 import type { ProcedureState } from '../../procedures/procedure.ts';
 import type { CliContext } from '../context.ts';
 import { registerSkillsSyncCommand } from './skills-sync.ts';
@@ -25,6 +20,18 @@ import { registerSkillsSyncCommand } from './skills-sync.ts';
  * Export writes the stored members verbatim, so the tree re-installs to the same sha256;
  * --canonical rewrites SKILL.md in the agentskills.io shape instead.
  */
+/** The skill modules (YAML, tar, token counting) load when a skills command runs, not for `--help`. */
+async function skillModules() {
+  const [archive, format, skillPackage, ref, summary] = await Promise.all([
+    import('../../skills/package-archive.ts'),
+    import('../../skills/skill-format.ts'),
+    import('../../skills/skill-package.ts'),
+    import('../../skills/skill-ref.ts'),
+    import('../../skills/skill-summary.ts'),
+  ]);
+  return { ...archive, ...format, ...skillPackage, ...ref, ...summary };
+}
+
 interface LearnedState {
   state: 'active' | 'superseded' | 'disabled' | 'archived';
   procedure: ProcedureState | null;
@@ -40,6 +47,7 @@ async function withLearnedState(
   tenantId: string,
   summaries: SkillSummary[],
 ): Promise<Array<SkillSummary & LearnedState>> {
+  const { findProcedureStates } = await import('../../procedures/procedure-repository.ts');
   const states = await findProcedureStates(
     await context.openPool(),
     tenantId,
@@ -103,6 +111,7 @@ export function registerSkillsCommands(program: Command, context: CliContext): v
     .addOption(new Option('--source <source>', 'who supplies the skill').choices(['operator', 'builtin']).default('operator'))
     .option('--expected-revision <n>', 'install only if the latest revision is n (0: only if no active revision)')
     .action(async (directory: string, options: { source: string; expectedRevision?: string }, command: Command) => {
+      const { readPackageDirectory, summarizeRevision } = await skillModules();
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       const source = parseArgument(installSourceSchema, options.source, '--source');
       const expectedRevision =
@@ -120,6 +129,7 @@ export function registerSkillsCommands(program: Command, context: CliContext): v
     .description('list the newest active revision of every skill')
     .option('--limit <n>', 'at most n skills', '100')
     .action(async (options: { limit: string }, command: Command) => {
+      const { summarizeRevision } = await skillModules();
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       const limit = parseArgument(countSchema, options.limit, '--limit');
       const revisions = await withRepository(context, (repository) => repository.listActive(tenant, limit));
@@ -141,6 +151,7 @@ export function registerSkillsCommands(program: Command, context: CliContext): v
     .argument('<ref>', 'NAME or NAME@REV')
     .action(async (ref: string, _options: unknown, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const { parseSkillRef, summarizeRevision } = await skillModules();
       const revision = await withRepository(context, (repository) => repository.resolve(tenant, parseSkillRef(ref)));
       const [summary] = await withLearnedState(context, tenant, [summarizeRevision(revision)]);
       context.output.result(json, { ...summary!, body: revision.body }, () => `${describeRevision(summary!)}\n\n${revision.body}`);
@@ -153,6 +164,7 @@ export function registerSkillsCommands(program: Command, context: CliContext): v
     .requiredOption('--out <dir>', 'the directory to write <name>/ into')
     .option('--canonical', 'rewrite SKILL.md in the canonical agentskills.io shape (changes the sha256 of legacy-shaped packages)', false)
     .action(async (ref: string, options: { out: string; canonical: boolean }, command: Command) => {
+      const { parseSkillRef, readPackageArchive, SKILL_MANIFEST_PATH, serializeSkillDocument, checkMemberPath } = await skillModules();
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       const exported = await withRepository(context, async (repository) => {
         const revision = await repository.resolve(tenant, parseSkillRef(ref));
@@ -188,6 +200,7 @@ export function registerSkillsCommands(program: Command, context: CliContext): v
     .argument('<ref>', 'NAME@REV')
     .action(async (ref: string, _options: unknown, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const { parseSkillRef, summarizeRevision } = await skillModules();
       const parsed = parseSkillRef(ref);
       const revision = parsed.revision;
       if (revision === null) throw new Error(`archive needs NAME@REV, got ${JSON.stringify(ref)}`);

