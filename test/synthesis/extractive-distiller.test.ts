@@ -28,13 +28,16 @@ describe('cluster evidence and the extractive distiller', () => {
   it('builds an agentskills.io-valid document that passes the validator, with no model', async () => {
     for (const seed of [1, 2, 3, 4, 5]) {
       const evidence = buildClusterEvidence(familyRuns(seed), 3);
-      const learned = await createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence);
+      const learned = await createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence, {
+        trackRecord: { successCount: evidence.successfulRunCount, attemptCount: evidence.runCount },
+      });
       expect(learned.kind).toBe('skill');
       if (learned.kind !== 'skill') continue;
       expect(() => validateManifest(learned.manifest, learned.manifest.name)).not.toThrow();
       expect(() => validateBody(learned.body)).not.toThrow();
       expect(checkAgentSkillsDocument(learned.document, learned.manifest.name)).toEqual([]);
-      expect(learned.body).toMatch(/^1\. Call `/m);
+      expect(learned.body).toMatch(/^1\. (Call|Optional \()/m);
+      expect(learned.body).toContain('## Parameters');
       expect(learned.body).toContain('## Edge cases');
       expect(learned.manifest.requiredTools).toEqual([...new Set(evidence.consensusSequence.map((step) => step.tool))]);
     }
@@ -42,7 +45,9 @@ describe('cluster evidence and the extractive distiller', () => {
 
   it('answers SKIP when there is no successful sequence to distil', async () => {
     const failedOnly = familyRuns(3).map((run) => ({ ...run, status: 'failed' as const }));
-    const learned = await createExtractiveDistiller({ license: 'MIT' }).distill(buildClusterEvidence(failedOnly, 3));
+    const learned = await createExtractiveDistiller({ license: 'MIT' }).distill(buildClusterEvidence(failedOnly, 3), {
+      trackRecord: { successCount: 0, attemptCount: failedOnly.length },
+    });
     expect(learned).toEqual({ kind: 'skip' });
   });
 
