@@ -2,8 +2,8 @@
  * The words of goals and tool names, and which of them are slot values. A slot value is what
  * varies from one run of a procedure to the next (a person, a place, an id, a date, an amount),
  * so a skill's name and description must never contain one. Detected generally, from the runs
- * themselves: any word inside an argument value, any word with a digit, and any word written
- * with a capital mid-sentence in only some of the goals. (Free text passed as an argument — a
+ * themselves: any word inside an argument value, any word with a digit, and any word the goals
+ * write as a proper name. (Free text passed as an argument — a
  * search query that repeats the goal — is not a slot value; the names and ids inside it are
  * caught by the other rules or by the shorter arguments that carry them.)
  */
@@ -66,10 +66,16 @@ function valueWords(value: unknown, into: Set<string>): void {
   if (typeof value === 'object') for (const item of Object.values(value)) valueWords(item, into);
 }
 
-/** Words written with a capital after the first word of a sentence, in some goals but not all. */
-function capitalisedInSomeGoals(goals: string[]): Set<string> {
+/**
+ * Proper names: words written with a capital after the first word of a sentence in some goals
+ * but not all, and words no goal ever writes in lower case (a name that opens every sentence it
+ * is in — "Aden is going to stay…" — is still a name).
+ */
+function properNames(goals: string[]): Set<string> {
   const capitalisedIn = new Map<string, number>();
+  const writtenLower = new Set<string>();
   for (const goal of goals) {
+    for (const token of goal.match(/[\p{L}\p{N}]+/gu) ?? []) if (!/^\p{Lu}/u.test(token)) writtenLower.add(token.toLowerCase());
     const seen = new Set<string>();
     for (const sentence of goal.split(/[.!?\n]+/)) {
       const tokens = sentence.match(/[\p{L}\p{N}]+/gu) ?? [];
@@ -79,7 +85,9 @@ function capitalisedInSomeGoals(goals: string[]): Set<string> {
     }
     for (const word of seen) capitalisedIn.set(word, (capitalisedIn.get(word) ?? 0) + 1);
   }
-  return new Set([...capitalisedIn.entries()].filter(([, count]) => count < goals.length).map(([word]) => word));
+  const names = new Set([...capitalisedIn.entries()].filter(([, count]) => count < goals.length).map(([word]) => word));
+  for (const goal of goals) for (const word of wordsOf(goal)) if (!writtenLower.has(word)) names.add(word);
+  return names;
 }
 
 export interface SlotVocabulary {
@@ -90,9 +98,9 @@ export interface SlotVocabulary {
 export function slotVocabulary(runs: Array<{ goal: string; toolCalls: Array<{ args?: Record<string, unknown> | null }> }>): SlotVocabulary {
   const argumentWords = new Set<string>();
   for (const run of runs) for (const call of run.toolCalls) valueWords(call.args ?? {}, argumentWords);
-  const capitalised = capitalisedInSomeGoals(runs.map((run) => run.goal));
+  const names = properNames(runs.map((run) => run.goal));
   return {
-    isSlotValue: (word) => /\p{N}/u.test(word) || argumentWords.has(word) || capitalised.has(word),
+    isSlotValue: (word) => /\p{N}/u.test(word) || argumentWords.has(word) || names.has(word),
   };
 }
 
