@@ -1,7 +1,7 @@
 import type { ConsensusStep } from '../procedures/procedure.ts';
-import { buildConsensusProcedure, collapseRetries, type ProcedureCall } from './consensus-procedure.ts';
+import { buildConsensusProcedure, collapseRetries, type AlignedRun, type ProcedureCall } from './consensus-procedure.ts';
 import { isStopWord, sharedGoalWords, slotVocabulary, stem, wordsOf, type SlotVocabulary } from './goal-words.ts';
-import { induceParameters, type ArgumentBinding, type ProcedureParameter } from './parameter-induction.ts';
+import { induceParameters, valueText, type ArgumentBinding, type ProcedureParameter } from './parameter-induction.ts';
 import { representativeSample } from './representative-runs.ts';
 
 /**
@@ -48,6 +48,11 @@ export interface ClusterEvidence {
   /** Every step, consensus and optional, in the order the runs took them. */
   steps: EvidenceStep[];
   parameters: ProcedureParameter[];
+  /**
+   * The most typical goal in general terms: its parameter values replaced by `{name}` and any
+   * other slot value by `…` (null when there is no successful run).
+   */
+  goalTemplate: string | null;
   /** Content words every goal of the cluster shares, with no slot value among them. */
   sharedGoalWords: string[];
   /** Content words common to the goals (at least COMMON_GOAL_SHARE of them), most common first, no slot value. */
@@ -84,6 +89,37 @@ function whenNeeded(takers: string[], others: string[], slots: SlotVocabulary): 
     .sort((a, b) => b.lift - a.lift || compareText(a.word, b.word))
     .slice(0, MAX_WHEN_NEEDED_WORDS)
     .map(({ word }) => word);
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** A run's goal with the values its parameters took written as `{name}`, and every other slot value as `…`. */
+function goalTemplate(run: AlignedRun, bindings: ArgumentBinding[][], slots: SlotVocabulary): string {
+  const values = new Map<string, string>();
+  run.stepCalls.forEach((callIndex, step) => {
+    if (callIndex === undefined) return;
+    const args = run.calls[callIndex]!.args ?? {};
+    for (const binding of bindings[step] ?? []) {
+      if (binding.kind !== 'parameter' || !Object.hasOwn(args, binding.argument)) continue;
+      const value = valueText(args[binding.argument]).trim();
+      if (value.length >= 2 && !values.has(value)) values.set(value, binding.parameter);
+    }
+  });
+  let template = run.goal.replace(/\s+/g, ' ').trim();
+  for (const [value, parameter] of [...values.entries()].sort((a, b) => b[0].length - a[0].length)) {
+    template = template.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(value)}(?![\\p{L}\\p{N}])`, 'giu'), `{${parameter}}`);
+  }
+  return template
+    .split(/(\{[A-Za-z0-9_]+\})/)
+    .map((part) =>
+      part.startsWith('{')
+        ? part
+        : part.replace(/[\p{L}\p{N}_]+/gu, (word) =>
+            !isStopWord(word.toLowerCase()) && slots.isSlotValue(word.toLowerCase()) ? '…' : word,
+          ),
+    )
+    .join('')
+    .replace(/…(?:[\s'’.,:;()-]*…)+/gu, '…');
 }
 
 export function buildClusterEvidence(runs: EvidenceRun[], minSteps: number): ClusterEvidence {
@@ -129,6 +165,8 @@ export function buildClusterEvidence(runs: EvidenceRun[], minSteps: number): Clu
     SAMPLE_SIZE,
   );
   const goals = [...new Set(sample.map((run) => run.goal))];
+  const typical = procedure.runs.find((run) => run.runId === sample[0]?.runId);
+  const bindings = induced.steps.map((step) => step.bindings);
 
   return {
     runCount: runs.length,
@@ -137,6 +175,7 @@ export function buildClusterEvidence(runs: EvidenceRun[], minSteps: number): Clu
     consensusSequence: steps.filter((step) => !step.optional).map(({ tool, argumentNames }) => ({ tool, argumentNames })),
     steps,
     parameters: induced.parameters,
+    goalTemplate: typical ? goalTemplate(typical, bindings, slots) : null,
     sharedGoalWords: sharedGoalWords(
       successful.map((run) => run.goal),
       slots,

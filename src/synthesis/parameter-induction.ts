@@ -1,5 +1,5 @@
 import type { ConsensusProcedure } from './consensus-procedure.ts';
-import { toolWords } from './goal-words.ts';
+import { isStopWord, toolWords } from './goal-words.ts';
 
 /**
  * What a procedure's arguments are, induced from the aligned runs: a value the same in every
@@ -159,8 +159,16 @@ export function induceParameters(procedure: ConsensusProcedure): InducedParamete
         bindings.push({ argument, kind: 'parameter', parameter: same.name, always });
         continue;
       }
+      // A second parameter for the same argument name is told apart by its tool (`flight_location_query`).
       const base = parameterBaseName(argument);
-      const name = parameters.some((parameter) => parameter.name === base) ? `${base}_${stepIndex + 1}` : base;
+      const taken = (candidate: string) => parameters.some((parameter) => parameter.name === candidate);
+      const qualified = parameterBaseName(
+        `${toolWords(step.tool)
+          .filter((word) => !isStopWord(word) && !/\d/.test(word))
+          .slice(-2)
+          .join('_')}_${argument}`,
+      );
+      const name = !taken(base) ? base : !taken(qualified) ? qualified : `${qualified}_${stepIndex + 1}`;
       const examples = [...distinct]
         .slice(0, MAX_EXAMPLES)
         .map((value) => (value.length <= EXAMPLE_CHARACTERS ? value : `${value.slice(0, EXAMPLE_CHARACTERS - 1)}…`));

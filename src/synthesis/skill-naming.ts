@@ -13,6 +13,7 @@ import { isStopWord, stem, toolWords } from './goal-words.ts';
  */
 
 const MAX_NAME_WORDS = 6;
+const MAX_TOOL_NAME_WORDS = 4;
 const MAX_GOAL_NAME_WORDS = 2;
 const NAME_CHARACTER_LIMIT = 64;
 
@@ -29,14 +30,15 @@ export function nameProcedure(evidence: Pick<ClusterEvidence, 'consensusSequence
   const goalWords = evidence.sharedGoalWords
     .filter((word) => nameWord(word) && !stream.some((entry) => entry.word === word))
     .slice(0, MAX_GOAL_NAME_WORDS);
-  const toolBudget = MAX_NAME_WORDS - goalWords.length;
+  // The steps' verbs and objects first (what the procedure does), then what its goals share.
+  const toolBudget = Math.max(MAX_TOOL_NAME_WORDS, MAX_NAME_WORDS - goalWords.length);
   const chosen = new Set<string>();
   for (let tool = 0; tool < evidence.consensusSequence.length && chosen.size < toolBudget; tool++) {
     const first = stream.find((entry) => entry.tool === tool && !chosen.has(entry.word));
     if (first) chosen.add(first.word);
   }
   for (const entry of stream) if (chosen.size < toolBudget) chosen.add(entry.word);
-  const words = [...goalWords, ...stream.filter((entry) => chosen.has(entry.word)).map((entry) => entry.word)];
+  const words = [...stream.filter((entry) => chosen.has(entry.word)).map((entry) => entry.word), ...goalWords];
   while (words.length > 1 && words.join('-').length > NAME_CHARACTER_LIMIT) words.pop();
   const name = words.join('-');
   if (name.length > 0 && name.length <= NAME_CHARACTER_LIMIT) return name;
@@ -57,7 +59,7 @@ const capitalised = (text: string) => text.replace(/^./, (letter) => letter.toUp
  * the goals' shared subject and the parameters a goal must supply.
  */
 export function describeProcedure(
-  evidence: Pick<ClusterEvidence, 'consensusSequence' | 'commonGoalWords' | 'parameters' | 'steps'>,
+  evidence: Pick<ClusterEvidence, 'consensusSequence' | 'commonGoalWords' | 'parameters' | 'steps' | 'goalTemplate'>,
 ): string[] {
   const phrases = evidence.consensusSequence
     .map((step) => toolPhrase(step.tool))
@@ -83,7 +85,30 @@ export function describeProcedure(
   };
   const does = (parts: string[]) => `${capitalised(parts.join(', then '))}.`;
   const firstAndLast = phrases.length > 2 ? [phrases[0]!, `… ${phrases.at(-1)!}`] : phrases;
+  // The typical goal in general terms leads (a planner's goal reads like it, and recall embeds this
+  // text), cut to its first sentence or fewer words when the block would not fit.
+  const templates: string[] = [];
+  if (evidence.goalTemplate) {
+    const full = evidence.goalTemplate.replace(/[.!?]+$/, '');
+    const words = full.split(' ');
+    const firstSentence = full.split(/(?<=[.!?])\s/)[0]!.replace(/[.!?]+$/, '');
+    templates.push(
+      full,
+      firstSentence,
+      ...[24, 16, 10, 6].filter((count) => words.length > count).map((count) => `${words.slice(0, count).join(' ')} …`),
+    );
+  }
+  const goalLike = [...new Set(templates)].map((template) => `${capitalised(template)}.`);
+  const withTemplate = [
+    ...goalLike.flatMap((template) => [
+      `${template} ${does(phrases)} ${when(true)}`,
+      `${template} ${does(phrases)}`,
+      `${template} ${does(firstAndLast)}`,
+    ]),
+    ...goalLike,
+  ];
   const candidates = [
+    ...withTemplate,
     `${does(phrases)} ${when(true)}`,
     `${does(phrases)} ${when(false)}`,
     `${does(firstAndLast)} ${when(true)}`,

@@ -14,10 +14,26 @@ function hotelRun(index: number, options: { retry?: boolean; reviews?: boolean }
   const { city, destId, guest } = CITIES[index % CITIES.length]!;
   const checkin = `2024-0${(index % 9) + 1}-1${index % 10}`;
   const calls: EvidenceToolCall[] = [
-    { tool: 'Search_Hotel_Destination', args: { query: city }, success: true, resultSummary: JSON.stringify({ data: [{ dest_id: destId, search_type: 'CITY', name: city }] }) },
+    {
+      tool: 'Search_Hotel_Destination',
+      args: { query: city },
+      success: true,
+      resultSummary: JSON.stringify({ data: [{ dest_id: destId, search_type: 'CITY', name: city }] }),
+    },
   ];
-  if (options.retry) calls.push({ tool: 'Search_Hotels', args: { dest_id: destId, search_type: 'CITY', arrival_date: checkin }, success: false, error: 'HTTP 429 rate limited' });
-  calls.push({ tool: 'Search_Hotels', args: { dest_id: destId, search_type: 'CITY', arrival_date: checkin }, success: true, resultSummary: `{"hotels": [{"hotel_id": ${1000 + index}}]}` });
+  if (options.retry)
+    calls.push({
+      tool: 'Search_Hotels',
+      args: { dest_id: destId, search_type: 'CITY', arrival_date: checkin },
+      success: false,
+      error: 'HTTP 429 rate limited',
+    });
+  calls.push({
+    tool: 'Search_Hotels',
+    args: { dest_id: destId, search_type: 'CITY', arrival_date: checkin },
+    success: true,
+    resultSummary: `{"hotels": [{"hotel_id": ${1000 + index}}]}`,
+  });
   if (options.reviews) calls.push({ tool: 'Get_Hotel_Reviews', args: { hotel_id: 1000 + index }, success: true, resultSummary: 'ok' });
   return {
     runId: `run-${String(index).padStart(3, '0')}`,
@@ -49,7 +65,7 @@ describe('parameter induction from a cluster of runs', () => {
     expect(evidence.parameters.find((parameter) => parameter.name === 'arrival_date')!.source).toEqual({ kind: 'goal' });
   });
 
-  it('says a value found in an earlier step\'s result flows from that step, naming the field', () => {
+  it("says a value found in an earlier step's result flows from that step, naming the field", () => {
     const evidence = buildClusterEvidence(cluster(), 2);
     expect(evidence.parameters.find((parameter) => parameter.name === 'dest_id')!.source).toEqual({
       kind: 'step-result',
@@ -57,7 +73,11 @@ describe('parameter induction from a cluster of runs', () => {
       tool: 'Search_Hotel_Destination',
       field: 'dest_id',
     });
-    expect(evidence.parameters.find((parameter) => parameter.name === 'hotel_id')!.source).toMatchObject({ kind: 'step-result', step: 2, field: 'hotel_id' });
+    expect(evidence.parameters.find((parameter) => parameter.name === 'hotel_id')!.source).toMatchObject({
+      kind: 'step-result',
+      step: 2,
+      field: 'hotel_id',
+    });
   });
 
   it('keeps the consensus through retried calls and optional steps', () => {
@@ -71,25 +91,37 @@ describe('parameter induction from a cluster of runs', () => {
 
   it('writes the parameters, the bound steps and what to check into the body, with the track record it is given', async () => {
     const evidence = buildClusterEvidence(cluster(), 2);
-    const learned = await createExtractiveDistiller({ license: 'MIT' }).distill(evidence, { trackRecord: { successCount: 12, attemptCount: 15 } });
+    const learned = await createExtractiveDistiller({ license: 'MIT' }).distill(evidence, {
+      trackRecord: { successCount: 12, attemptCount: 15 },
+    });
     if (learned.kind !== 'skill') throw new Error('expected a skill');
     expect(learned.body).toContain('Learned from 12 successful runs (80% of 15 attempts).');
     expect(learned.body).toContain('- `{dest_id}` — dest id: the `dest_id` returned by step 1 (`Search_Hotel_Destination`).');
-    expect(learned.body).toContain('2. Call `Search_Hotels` with `arrival_date` = `{arrival_date}`, `dest_id` = `{dest_id}`, `search_type` = `"CITY"`.');
-    expect(learned.body).toMatch(/^3\. Optional \(4 of 12 runs, when the goal mentions "read" or "review"\): call `Get_Hotel_Reviews` with `hotel_id` = `\{hotel_id\}`\.$/m);
-    expect(learned.body).toContain('- Step 2 (`Search_Hotels`) failed with: HTTP 429 rate limited (3x). Check `{arrival_date}`, `{dest_id}` before retrying.');
+    expect(learned.body).toContain(
+      '2. Call `Search_Hotels` with `arrival_date` = `{arrival_date}`, `dest_id` = `{dest_id}`, `search_type` = `"CITY"`.',
+    );
+    expect(learned.body).toMatch(
+      /^3\. Optional \(4 of 12 runs, when the goal mentions "read" or "review"\): call `Get_Hotel_Reviews` with `hotel_id` = `\{hotel_id\}`\.$/m,
+    );
+    expect(learned.body).toContain(
+      '- Step 2 (`Search_Hotels`) failed with: HTTP 429 rate limited (3x). Check `{arrival_date}`, `{dest_id}` before retrying.',
+    );
   });
 
   it('names the skill from its steps, never from a guest, a city or a date', async () => {
     const evidence = buildClusterEvidence(cluster(), 2);
-    const learned = await createExtractiveDistiller({ license: 'MIT' }).distill(evidence, { trackRecord: { successCount: 12, attemptCount: 12 } });
+    const learned = await createExtractiveDistiller({ license: 'MIT' }).distill(evidence, {
+      trackRecord: { successCount: 12, attemptCount: 12 },
+    });
     if (learned.kind !== 'skill') throw new Error('expected a skill');
-    expect(learned.manifest.name).toBe('stay-search-hotel-destination');
+    expect(learned.manifest.name).toBe('search-hotel-destination-stay');
     for (const slot of ['aden', 'vienna', 'maria', 'tom', '2024']) {
       expect(learned.manifest.name).not.toContain(slot);
       expect(learned.manifest.description.toLowerCase()).not.toContain(slot);
     }
-    expect(learned.manifest.description).toBe('Search hotel destination, then search hotels. Use for goals about stay, hotel, read, review that give the query, arrival date.');
+    expect(learned.manifest.description).toBe(
+      'Search hotel destination, then search hotels. Use for goals about stay, hotel, read, review that give the query, arrival date.',
+    );
   });
 
   it('gives the same evidence for the same runs in any order', () => {

@@ -5,6 +5,7 @@ import { parseSkillDocument } from '../../src/skills/skill-format.ts';
 import { validateBody, validateManifest } from '../../src/skills/validator.ts';
 import { buildClusterEvidence, type EvidenceRun, type EvidenceToolCall } from '../../src/synthesis/cluster-evidence.ts';
 import { createExtractiveDistiller } from '../../src/synthesis/distiller.ts';
+import { isStopWord } from '../../src/synthesis/goal-words.ts';
 import { DistillOutputMalformed, parseLearnedSkill } from '../../src/synthesis/learned-skill.ts';
 
 /**
@@ -19,7 +20,11 @@ const GOAL_WORDS = ['please', 'arrange', 'the', 'trip', 'for', 'handle', 'reques
 const vocabulary = new Set([...VERBS, ...OBJECTS, ...GOAL_WORDS].flatMap((word) => [word, `${word}s`]));
 
 const toolName = fc
-  .record({ verb: fc.constantFrom(...VERBS), objects: fc.array(fc.constantFrom(...OBJECTS), { minLength: 1, maxLength: 3 }), style: fc.constantFrom('snake', 'camel', 'dotted') })
+  .record({
+    verb: fc.constantFrom(...VERBS),
+    objects: fc.array(fc.constantFrom(...OBJECTS), { minLength: 1, maxLength: 3 }),
+    style: fc.constantFrom('snake', 'camel', 'dotted'),
+  })
   .map(({ verb, objects, style }) => {
     const capital = (word: string) => word[0]!.toUpperCase() + word.slice(1);
     if (style === 'snake') return [verb, ...objects].map(capital).join('_');
@@ -27,12 +32,16 @@ const toolName = fc
     return `${objects.join('.')}.${verb}`;
   });
 
-const slotValue = fc.oneof(
-  fc.stringMatching(/^[A-Z][a-z]{3,9}( [A-Z][a-z]{3,9})?$/), // a person or a place
-  fc.stringMatching(/^[0-9a-f]{6,12}$/), // an id
-  fc.date({ min: new Date('2000-01-01'), max: new Date('2030-12-31'), noInvalidDate: true }).map((date) => date.toISOString().slice(0, 10)),
-  fc.integer({ min: 1, max: 99_999 }).map((amount) => `${amount}.00`),
-).filter((value) => !(value.toLowerCase().match(/[a-z0-9]+/g) ?? []).some((word) => vocabulary.has(word)));
+const slotValue = fc
+  .oneof(
+    fc.stringMatching(/^[A-Z][a-z]{3,9}( [A-Z][a-z]{3,9})?$/), // a person or a place
+    fc.stringMatching(/^[0-9a-f]{6,12}$/), // an id
+    fc
+      .date({ min: new Date('2000-01-01'), max: new Date('2030-12-31'), noInvalidDate: true })
+      .map((date) => date.toISOString().slice(0, 10)),
+    fc.integer({ min: 1, max: 99_999 }).map((amount) => `${amount}.00`),
+  )
+  .filter((value) => !(value.toLowerCase().match(/[a-z0-9]+/g) ?? []).some((word) => vocabulary.has(word) || isStopWord(word)));
 
 const cluster = fc
   .record({
@@ -61,7 +70,10 @@ const cluster = fc
         if (run.retry[step]) calls.push({ tool, args, success: false, error: `upstream refused ${run.slots[0]}` });
         calls.push({ tool, args, success: true, resultSummary: JSON.stringify({ id: run.slots.at(-1), ok: true }) });
       });
-      const goal = [run.phrasing[0]!, ...run.slots.map((slot, position) => `${slot} ${run.phrasing[(position + 1) % run.phrasing.length]}`)].join(' ');
+      const goal = [
+        run.phrasing[0]!,
+        ...run.slots.map((slot, position) => `${slot} ${run.phrasing[(position + 1) % run.phrasing.length]}`),
+      ].join(' ');
       return { runId: `r${String(index).padStart(3, '0')}`, goal, status: run.failed ? 'failed' : 'completed', toolCalls: calls };
     });
     return { runs: evidenceRuns, slotWords: new Set([...slotsUsed].flatMap((slot) => slot.toLowerCase().match(/[a-z0-9]+/g) ?? [])) };
@@ -69,7 +81,9 @@ const cluster = fc
 
 const distill = (runs: EvidenceRun[]) => {
   const evidence = buildClusterEvidence(runs, 1);
-  return createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence, { trackRecord: { successCount: evidence.successfulRunCount, attemptCount: runs.length } });
+  return createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence, {
+    trackRecord: { successCount: evidence.successfulRunCount, attemptCount: runs.length },
+  });
 };
 
 function expectValid(document: string, name: string): void {
