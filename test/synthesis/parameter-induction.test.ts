@@ -120,7 +120,7 @@ describe('parameter induction from a cluster of runs', () => {
       expect(learned.manifest.description.toLowerCase()).not.toContain(slot);
     }
     expect(learned.manifest.description).toBe(
-      'Search hotel destination, then search hotels. Use for goals about stay, hotel, read, review that give the query, arrival date.',
+      '… is going to stay in {query} from {arrival_date}, find a hotel there. Search hotel destination, then search hotels.',
     );
   });
 
