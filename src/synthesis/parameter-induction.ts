@@ -56,7 +56,10 @@ function mentions(text: string, value: string): boolean {
 function fieldHolding(resultSummary: string, value: string): string | null {
   const search = (node: unknown, key: string | null): string | null => {
     if (node === null || node === undefined) return null;
-    if (typeof node !== 'object') return key !== null && String(node) === value ? key : null;
+    // Parsed JSON holds only strings, numbers, booleans, arrays and objects.
+    if (typeof node === 'string' || typeof node === 'number' || typeof node === 'boolean')
+      return key !== null && String(node) === value ? key : null;
+    if (typeof node !== 'object') return null;
     for (const [childKey, child] of Object.entries(node)) {
       const found = search(child, Array.isArray(node) ? key : childKey);
       if (found !== null) return found;
