@@ -43,7 +43,8 @@ ${steps}
 ## Edge cases
 - If step 1 finds no destination, ask which city was meant.
 `;
-const faithfulSteps = '1. Call `Search_Hotel_Destination` with `query` = `{query}`.\n2. Call `Search_Hotels` with `dest_id` = `{dest_id}`, `search_type` = `"CITY"`.';
+const faithfulSteps =
+  '1. Call `Search_Hotel_Destination` with `query` = `{query}`.\n2. Call `Search_Hotels` with `dest_id` = `{dest_id}`, `search_type` = `"CITY"`.';
 
 describe('the LLM distiller, against a scripted model on loopback', () => {
   let llm: ScriptedLlm;
@@ -53,7 +54,8 @@ describe('the LLM distiller, against a scripted model on loopback', () => {
   afterAll(async () => {
     await llm.close();
   });
-  const distiller = () => createLlmDistiller(createChatClient({ baseUrl: llm.baseUrl, model: 'scripted', timeoutMs: 5_000 }), { license: 'MIT' });
+  const distiller = () =>
+    createLlmDistiller(createChatClient({ baseUrl: llm.baseUrl, model: 'scripted', timeoutMs: 5_000 }), { license: 'MIT' });
 
   it('shows the model the parameterised procedure: parameters, bound steps and their sources', async () => {
     llm.setScript(() => ({ content: 'SKIP' }));
@@ -64,7 +66,7 @@ describe('the LLM distiller, against a scripted model on loopback', () => {
     expect(prompt).toContain('Tools the runs used: Search_Hotel_Destination, Search_Hotels');
   });
 
-  it('accepts an answer that uses only the cluster\'s tools and parameters', async () => {
+  it("accepts an answer that uses only the cluster's tools and parameters", async () => {
     llm.setScript(() => ({ content: answer(['Search_Hotel_Destination', 'Search_Hotels'], faithfulSteps) }));
     const learned = await distiller().distill(evidence, request);
     expect(learned.kind).toBe('skill');
@@ -75,17 +77,27 @@ describe('the LLM distiller, against a scripted model on loopback', () => {
     llm.setScript(() => ({ content: answer(['Search_Hotel_Destination', 'Search_Hotels', 'Book_Hotel'], faithfulSteps) }));
     await expect(distiller().distill(evidence, request)).rejects.toThrow(DistillOutputMalformed);
     await expect(distiller().distill(evidence, request)).rejects.toThrow("names tools the cluster's runs never used: Book_Hotel");
-    llm.setScript(() => ({ content: answer(['Search_Hotel_Destination', 'Search_Hotels'], `${faithfulSteps}\n3. Call \`Book_Hotel\` with \`hotel_id\` = \`{dest_id}\`.`) }));
+    llm.setScript(() => ({
+      content: answer(
+        ['Search_Hotel_Destination', 'Search_Hotels'],
+        `${faithfulSteps}\n3. Call \`Book_Hotel\` with \`hotel_id\` = \`{dest_id}\`.`,
+      ),
+    }));
     await expect(distiller().distill(evidence, request)).rejects.toThrow("names tools the cluster's runs never used: Book_Hotel");
   });
 
   it('refuses an answer that refers to a parameter the runs did not show', async () => {
-    llm.setScript(() => ({ content: answer(['Search_Hotel_Destination', 'Search_Hotels'], `${faithfulSteps.replace('{query}', '{city_name}')}`) }));
+    llm.setScript(() => ({
+      content: answer(['Search_Hotel_Destination', 'Search_Hotels'], `${faithfulSteps.replace('{query}', '{city_name}')}`),
+    }));
     await expect(distiller().distill(evidence, request)).rejects.toThrow('refers to parameters the runs did not show: {city_name}');
   });
 
   it('cuts a description too long for the 75-token metadata block at a word, instead of failing install', async () => {
-    const long = answer(['Search_Hotel_Destination', 'Search_Hotels'], faithfulSteps).replace(/^when_to_use: .*$/m, `when_to_use: ${'Find hotels in the city the goal names by resolving it first. '.repeat(8).trim()}`);
+    const long = answer(['Search_Hotel_Destination', 'Search_Hotels'], faithfulSteps).replace(
+      /^when_to_use: .*$/m,
+      `when_to_use: ${'Find hotels in the city the goal names by resolving it first. '.repeat(8).trim()}`,
+    );
     llm.setScript(() => ({ content: long }));
     const learned = await distiller().distill(evidence, request);
     if (learned.kind !== 'skill') throw new Error('expected a skill');

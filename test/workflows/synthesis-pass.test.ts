@@ -217,7 +217,9 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     // An answer that tells the agent to call a tool no run of the cluster used is refused the same way.
     const tenantInvents = 'invents-a-tool';
     await ingest(database, taskRuns('rotate', rotateGoals, ROTATE_TOOLS, { tenantId: tenantInvents }), tenantInvents);
-    llm.setScript(() => ({ content: learnedAnswer('rotate-integration-api-key', 'Rotate an API key.', [...ROTATE_TOOLS, 'vault.unseal']) }));
+    llm.setScript(() => ({
+      content: learnedAnswer('rotate-integration-api-key', 'Rotate an API key.', [...ROTATE_TOOLS, 'vault.unseal']),
+    }));
     const invents = await harness.runPass({ tenantId: tenantInvents });
     expect(invents.record.counts).toMatchObject({ qualifying: 1, skipped: 1, added: 0 });
     const [refused] = await listPassClusters(database.pool, tenantInvents, invents.handle.workflowId);
