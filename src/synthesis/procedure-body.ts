@@ -8,7 +8,8 @@ import type { ArgumentBinding, ProcedureParameter } from './parameter-induction.
  * (meaning, examples, where each comes from), `## Steps` (numbered, each with its argument
  * bindings; optional steps say when they apply) and `## Edge cases` (what failed and what to
  * check). The figures are the procedure's track record, passed in — never recounted here. The
- * body always fits the validator's token budget: detail is dropped level by level until it does.
+ * body always fits the validator's token budget: detail is dropped level by level until it does,
+ * and the last level is bounded by construction (one step, one edge case, each of bounded length).
  */
 
 export interface TrackRecordFigures {
@@ -24,14 +25,34 @@ interface Detail {
   maxSteps: number;
   maxParameters: number;
   maxEdgeCases: number;
+  /** Tools the line after the last shown step names (the rest are counted). */
+  maxContinued: number;
+  /** Parameters an edge case says to check. */
+  maxChecks: number;
 }
 
+const FULL: Detail = {
+  goals: 3,
+  examples: 3,
+  literalCharacters: 80,
+  bindings: true,
+  maxSteps: Infinity,
+  maxParameters: Infinity,
+  maxEdgeCases: 10,
+  maxContinued: 20,
+  maxChecks: Infinity,
+};
+const TERSE: Detail = { ...FULL, goals: 0, examples: 0, literalCharacters: 0, bindings: false, maxEdgeCases: 3 };
 const DETAIL_LEVELS: Detail[] = [
-  { goals: 3, examples: 3, literalCharacters: 80, bindings: true, maxSteps: Infinity, maxParameters: Infinity, maxEdgeCases: 10 },
-  { goals: 1, examples: 1, literalCharacters: 40, bindings: true, maxSteps: Infinity, maxParameters: Infinity, maxEdgeCases: 5 },
-  { goals: 0, examples: 0, literalCharacters: 20, bindings: true, maxSteps: Infinity, maxParameters: Infinity, maxEdgeCases: 3 },
-  { goals: 0, examples: 0, literalCharacters: 0, bindings: false, maxSteps: Infinity, maxParameters: 60, maxEdgeCases: 3 },
-  { goals: 0, examples: 0, literalCharacters: 0, bindings: false, maxSteps: 25, maxParameters: 20, maxEdgeCases: 1 },
+  FULL,
+  { ...FULL, goals: 1, examples: 1, literalCharacters: 40, maxEdgeCases: 5 },
+  { ...FULL, goals: 0, examples: 0, literalCharacters: 20, maxEdgeCases: 3 },
+  { ...TERSE, maxParameters: 60 },
+  { ...TERSE, maxSteps: 25, maxParameters: 20, maxEdgeCases: 1 },
+  { ...TERSE, maxSteps: 8, maxParameters: 5, maxEdgeCases: 1, maxContinued: 4, maxChecks: 3 },
+  // A tool name of up to 128 characters can cost several tokens a character, so the last level is bounded whatever
+  // the names, errors and goals are: the title, one step (its tool and at most three words of 40 characters), fixed lines.
+  { ...TERSE, maxSteps: 1, maxParameters: 0, maxEdgeCases: 0, maxContinued: 0, maxChecks: 0 },
 ];
 
 /** Inline text that cannot break out of its code span or its line. */
@@ -71,7 +92,7 @@ function stepLine(step: EvidenceStep, index: number, successfulRuns: number, det
   if (!step.optional) return `${index + 1}. ${call.replace(/^c/, 'C')}${bindings}.`;
   const when =
     step.whenNeeded.length > 0
-      ? `, when the goal mentions ${step.whenNeeded.map((word) => `"${word}"`).join(' or ')}`
+      ? `, when the goal mentions ${step.whenNeeded.map((word) => `"${inline(word, 40)}"`).join(' or ')}`
       : ', when the goal needs it';
   return `${index + 1}. Optional (${step.runs} of ${successfulRuns} runs${when}): ${call}${bindings}.`;
 }
@@ -99,7 +120,11 @@ function sections(evidence: ClusterEvidence, detail: Detail): string[] {
   }
 
   if (evidence.parameters.length > detail.maxParameters)
-    lines.push(`- … and ${evidence.parameters.length - detail.maxParameters} more, named in the steps' results and the goal.`);
+    lines.push(
+      detail.maxParameters > 0
+        ? `- … and ${evidence.parameters.length - detail.maxParameters} more, named in the steps' results and the goal.`
+        : `- ${evidence.parameters.length}, too many to list here.`,
+    );
 
   lines.push('', '## Steps');
   const shown = evidence.steps.slice(0, detail.maxSteps);
@@ -107,11 +132,14 @@ function sections(evidence: ClusterEvidence, detail: Detail): string[] {
   if (shown.length < evidence.steps.length) {
     const rest = evidence.steps.slice(shown.length);
     const named = rest
-      .slice(0, 20)
+      .slice(0, detail.maxContinued)
       .map((step) => `${code(step.tool)}`)
       .join(', ');
+    const unnamed = rest.length - Math.min(rest.length, detail.maxContinued);
     lines.push(
-      `${shown.length + 1}. Continue with ${named}${rest.length > 20 ? ` and ${rest.length - 20} more steps` : ''}, in that order.`,
+      named.length > 0
+        ? `${shown.length + 1}. Continue with ${named}${unnamed > 0 ? ` and ${unnamed} more steps` : ''}, in that order.`
+        : `${shown.length + 1}. Continue with the other ${unnamed} steps, in the order the runs took them.`,
     );
   }
 
@@ -124,7 +152,7 @@ function sections(evidence: ClusterEvidence, detail: Detail): string[] {
     const step = stepNumber === null ? undefined : evidence.steps[stepNumber - 1];
     const checks = [
       ...new Set((step?.bindings ?? []).flatMap((binding) => (binding.kind === 'parameter' ? [`\`{${binding.parameter}}\``] : []))),
-    ];
+    ].slice(0, detail.maxChecks);
     const where = stepNumber === null ? code(tool) : `Step ${stepNumber} (${code(tool)})`;
     const errors = failures.map((failure) => `${inline(failure.error, 160)} (${failure.count}x)`).join('; ');
     return `- ${where} failed with: ${errors}. Check ${checks.length > 0 ? checks.join(', ') : 'its inputs'} before retrying.`;
@@ -133,7 +161,8 @@ function sections(evidence: ClusterEvidence, detail: Detail): string[] {
     edgeCases.push('- Skip an optional step unless the goal calls for it; every other step ran in most successful runs.');
   }
   if (edgeCases.length === 0) edgeCases.push('- No failures were observed; stop and report if a step fails.');
-  lines.push(...edgeCases.slice(0, detail.maxEdgeCases));
+  const shownCases = edgeCases.slice(0, detail.maxEdgeCases);
+  lines.push(...(shownCases.length > 0 ? shownCases : ['- Stop and report if a step fails.']));
   return lines;
 }
 
