@@ -1,7 +1,15 @@
 import type { ConsensusStep } from '../procedures/procedure.ts';
 import { buildConsensusProcedure, collapseRetries, type AlignedRun, type ProcedureCall } from './consensus-procedure.ts';
 import { isStopWord, sharedGoalWords, slotVocabulary, stem, wordsOf, type SlotVocabulary } from './goal-words.ts';
-import { induceParameters, valueText, type ArgumentBinding, type ProcedureParameter } from './parameter-induction.ts';
+import {
+  caseless,
+  induceParameters,
+  mayHold,
+  valueText,
+  wholeTokenPattern,
+  type ArgumentBinding,
+  type ProcedureParameter,
+} from './parameter-induction.ts';
 import { representativeSample } from './representative-runs.ts';
 
 /**
@@ -91,8 +99,6 @@ function whenNeeded(takers: string[], others: string[], slots: SlotVocabulary): 
     .map(({ word }) => word);
 }
 
-const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-
 /** A run's goal with the values its parameters took written as `{name}`, and every other slot value as `…`. */
 function goalTemplate(run: AlignedRun, bindings: ArgumentBinding[][], slots: SlotVocabulary): string {
   const values = new Map<string, string>();
@@ -106,8 +112,11 @@ function goalTemplate(run: AlignedRun, bindings: ArgumentBinding[][], slots: Slo
     }
   });
   let template = run.goal.replace(/\s+/g, ' ').trim();
+  let folded = caseless(template);
   for (const [value, parameter] of [...values.entries()].sort((a, b) => b[0].length - a[0].length)) {
-    template = template.replace(new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(value)}(?![\\p{L}\\p{N}])`, 'giu'), `{${parameter}}`);
+    if (!mayHold(folded, value)) continue;
+    template = template.replace(wholeTokenPattern(value, 'giu'), `{${parameter}}`);
+    folded = caseless(template);
   }
   return template
     .split(/(\{[A-Za-z0-9_]+\})/)

@@ -46,10 +46,46 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** The value as a whole token of the text (not inside a longer word or number). */
-function mentions(text: string, value: string): boolean {
-  if (value.trim().length < 2 || value.length > 200) return false;
-  return new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(value)}(?![\\p{L}\\p{N}])`, 'iu').test(text);
+/** The value as a whole token of a text (not inside a longer word or number), in any case. */
+export function wholeTokenPattern(value: string, flags: 'iu' | 'giu'): RegExp {
+  return new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(value)}(?![\\p{L}\\p{N}])`, flags);
+}
+
+/**
+ * A fresh RegExp runs interpreted in V8 (it tiers up only after repeated use), and every value
+ * is tested against its run's goal and each earlier result: a cluster of 40 steps of 30
+ * arguments took a minute. So a printable ASCII value is first looked for in the caseless text, which
+ * holds it exactly when the `iu` pattern could match: the only other characters that case-fold
+ * to ASCII are ſ and K (Kelvin), and caseless text writes them s and k.
+ */
+export function caseless(text: string): string {
+  return text.toLowerCase().replace(/\u017f/g, 's');
+}
+
+/** False only when the value, in any case, cannot be in the text (given as `caseless(text)`). */
+export function mayHold(caselessText: string, value: string): boolean {
+  return /[^\x20-\x7e]/.test(value) || caselessText.includes(value.toLowerCase());
+}
+
+/** Whether a text mentions a value as a whole token; values too short or too long to tell are never mentioned. */
+function mentionTester(): (text: string, value: string) => boolean {
+  const patterns = new Map<string, RegExp>();
+  const caselessTexts = new Map<string, string>();
+  return (text, value) => {
+    if (value.trim().length < 2 || value.length > 200) return false;
+    let folded = caselessTexts.get(text);
+    if (folded === undefined) {
+      folded = caseless(text);
+      caselessTexts.set(text, folded);
+    }
+    if (!mayHold(folded, value)) return false;
+    let pattern = patterns.get(value);
+    if (pattern === undefined) {
+      pattern = wholeTokenPattern(value, 'iu');
+      patterns.set(value, pattern);
+    }
+    return pattern.test(text);
+  };
 }
 
 /** The key under which a result holds the value: from its JSON when it parses, else from `"key": value` text. */
@@ -114,6 +150,7 @@ function sourceOf(observations: Observation[]): ParameterSource {
 }
 
 export function induceParameters(procedure: ConsensusProcedure): InducedParameters {
+  const mentions = mentionTester();
   const parameters: Array<ProcedureParameter & { valuesByRun: Map<string, string> }> = [];
   const steps: InducedStep[] = procedure.steps.map((step, stepIndex) => {
     const takenBy = procedure.runs.filter((run) => run.stepCalls[stepIndex] !== undefined);
