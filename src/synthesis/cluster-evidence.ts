@@ -1,16 +1,26 @@
-/**
- * What a distiller sees of one cluster: representative goals, the consensus tool sequence with
- * argument shapes, the steps only some runs took, and the failures observed. Derived from the
- * cluster's runs, deterministically (the same runs always give the same evidence).
- */
 import type { ConsensusStep } from '../procedures/procedure.ts';
+import { buildConsensusProcedure, collapseRetries, type AlignedRun, type ProcedureCall } from './consensus-procedure.ts';
+import { isStopWord, sharedGoalWords, slotVocabulary, stem, wordsOf, type SlotVocabulary } from './goal-words.ts';
+import {
+  caseless,
+  induceParameters,
+  mayHold,
+  valueText,
+  wholeTokenPattern,
+  type ArgumentBinding,
+  type ProcedureParameter,
+} from './parameter-induction.ts';
+import { representativeSample } from './representative-runs.ts';
 
-export interface EvidenceToolCall {
-  tool: string;
-  args?: Record<string, unknown> | null;
-  success: boolean;
-  error?: string | null;
-}
+/**
+ * What a distiller sees of one cluster: the procedure its successful runs share — steps (the
+ * consensus and the optional ones, each with its argument bindings), the parameters those
+ * bindings name, when optional steps are needed, the failures observed — and the goals of a
+ * typical, stratified sample of its runs. Derived deterministically: the same runs, in any
+ * order, always give the same evidence.
+ */
+
+export type EvidenceToolCall = ProcedureCall;
 
 export interface EvidenceRun {
   runId: string;
@@ -19,103 +29,174 @@ export interface EvidenceRun {
   toolCalls: EvidenceToolCall[];
 }
 
+export interface EvidenceStep extends ConsensusStep {
+  optional: boolean;
+  /** Successful runs that took the step. */
+  runs: number;
+  bindings: ArgumentBinding[];
+  /** For an optional step: goal words common in the runs that took it and rare in the others. */
+  whenNeeded: string[];
+}
+
+export interface ObservedFailure {
+  tool: string;
+  error: string;
+  count: number;
+  /** The 1-based step that calls the tool, or null when no step does. */
+  step: number | null;
+}
+
 export interface ClusterEvidence {
   runCount: number;
   successfulRunCount: number;
+  /** Goals of a typical, stratified sample of the successful runs, the most typical first. */
   representativeGoals: string[];
+  /** The steps most runs took, in order (what reconcile compares and the procedure stores). */
   consensusSequence: ConsensusStep[];
-  /** Tools some successful runs used that are not in the consensus, with how many runs used each. */
-  optionalSteps: Array<{ tool: string; runs: number }>;
+  /** Every step, consensus and optional, in the order the runs took them. */
+  steps: EvidenceStep[];
+  parameters: ProcedureParameter[];
+  /**
+   * The most typical goal in general terms: its parameter values replaced by `{name}` and any
+   * other slot value by `…` (null when there is no successful run).
+   */
+  goalTemplate: string | null;
+  /** Content words every goal of the cluster shares, with no slot value among them. */
+  sharedGoalWords: string[];
+  /** Content words common to the goals (at least COMMON_GOAL_SHARE of them), most common first, no slot value. */
+  commonGoalWords: string[];
+  /** Every tool any run of the cluster called: what a distiller may name. */
+  toolsUsed: string[];
   /** Distinct error messages from failed tool calls, most frequent first. */
-  observedFailures: Array<{ tool: string; error: string; count: number }>;
-  /** The track record the skill will have once installed (the procedure's record): the figures a document states. */
-  trackRecord?: { successCount: number; attemptCount: number };
+  observedFailures: ObservedFailure[];
 }
 
 const MAX_GOALS = 5;
 const MAX_FAILURES = 5;
+const SAMPLE_SIZE = 40;
+const MAX_WHEN_NEEDED_WORDS = 3;
+const COMMON_GOAL_SHARE = 0.3;
+const MAX_COMMON_GOAL_WORDS = 4;
 
-function successfulSequence(run: EvidenceRun): EvidenceToolCall[] {
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function successfulCalls(run: EvidenceRun): EvidenceToolCall[] {
   return run.toolCalls.filter((call) => call.success);
 }
 
-function byCountThenName<T extends { count: number; key: string }>(a: T, b: T): number {
-  return b.count - a.count || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+/** Words at least half the goals that took a step use, and at most a fifth of the others. */
+function whenNeeded(takers: string[], others: string[], slots: SlotVocabulary): string[] {
+  const share = (goals: string[], word: string) =>
+    goals.length === 0 ? 0 : goals.filter((goal) => wordsOf(goal).map(stem).includes(word)).length / goals.length;
+  const candidates = [...new Set(takers.flatMap((goal) => wordsOf(goal).map(stem)))].filter(
+    (word) => word.length >= 3 && !isStopWord(word) && !slots.isSlotValue(word),
+  );
+  return candidates
+    .map((word) => ({ word, lift: share(takers, word) - share(others, word) }))
+    .filter(({ word, lift }) => share(takers, word) >= 0.5 && share(others, word) <= 0.2 && lift > 0)
+    .sort((a, b) => b.lift - a.lift || compareText(a.word, b.word))
+    .slice(0, MAX_WHEN_NEEDED_WORDS)
+    .map(({ word }) => word);
+}
+
+/** A run's goal with the values its parameters took written as `{name}`, and every other slot value as `…`. */
+function goalTemplate(run: AlignedRun, bindings: ArgumentBinding[][], slots: SlotVocabulary): string {
+  const values = new Map<string, string>();
+  run.stepCalls.forEach((callIndex, step) => {
+    if (callIndex === undefined) return;
+    const args = run.calls[callIndex]!.args ?? {};
+    for (const binding of bindings[step] ?? []) {
+      if (binding.kind !== 'parameter' || !Object.hasOwn(args, binding.argument)) continue;
+      const value = valueText(args[binding.argument]).trim();
+      if (value.length >= 2 && !values.has(value)) values.set(value, binding.parameter);
+    }
+  });
+  let template = run.goal.replace(/\s+/g, ' ').trim();
+  let folded = caseless(template);
+  for (const [value, parameter] of [...values.entries()].sort((a, b) => b[0].length - a[0].length)) {
+    if (!mayHold(folded, value)) continue;
+    template = template.replace(wholeTokenPattern(value, 'giu'), `{${parameter}}`);
+    folded = caseless(template);
+  }
+  return template
+    .split(/(\{[A-Za-z0-9_]+\})/)
+    .map((part) =>
+      part.startsWith('{')
+        ? part
+        : part.replace(/[\p{L}\p{N}_]+/gu, (word) =>
+            !isStopWord(word.toLowerCase()) && slots.isSlotValue(word.toLowerCase()) ? '…' : word,
+          ),
+    )
+    .join('')
+    .replace(/…(?:[\s'’.,:;()-]*…)+/gu, '…');
 }
 
 export function buildClusterEvidence(runs: EvidenceRun[], minSteps: number): ClusterEvidence {
-  const successful = runs
-    .filter((run) => run.status === 'completed' && successfulSequence(run).length >= minSteps)
-    .sort((a, b) => (a.runId < b.runId ? -1 : 1));
+  const sorted = [...runs].sort((a, b) => compareText(a.runId, b.runId));
+  const successful = sorted.filter((run) => run.status === 'completed' && successfulCalls(run).length >= minSteps);
+  const slots = slotVocabulary(sorted);
+  const procedure = buildConsensusProcedure(successful);
+  const induced = induceParameters(procedure);
 
-  // The consensus is the most frequent exact sequence of tool names among successful runs.
-  const sequences = new Map<string, { count: number; key: string; tools: string[] }>();
-  for (const run of successful) {
-    const tools = successfulSequence(run).map((call) => call.tool);
-    const key = tools.join('\u0000');
-    const entry = sequences.get(key) ?? { count: 0, key, tools };
-    entry.count += 1;
-    sequences.set(key, entry);
-  }
-  const consensusTools = [...sequences.values()].sort(byCountThenName)[0]?.tools ?? [];
-
-  const consensusSequence = consensusTools.map((tool, position) => {
-    const names = new Set<string>();
-    for (const run of successful) {
-      const call = successfulSequence(run)[position];
-      if (call?.tool === tool) for (const name of Object.keys(call.args ?? {})) names.add(name);
-    }
-    return { tool, argumentNames: [...names].sort() };
+  const steps: EvidenceStep[] = procedure.steps.map((step, index) => {
+    const bindings = induced.steps[index]!.bindings;
+    const takers = procedure.runs.filter((run) => run.stepCalls[index] !== undefined).map((run) => run.goal);
+    const others = procedure.runs.filter((run) => run.stepCalls[index] === undefined).map((run) => run.goal);
+    return {
+      tool: step.tool,
+      argumentNames: bindings.map((binding) => binding.argument),
+      optional: step.optional,
+      runs: step.runs,
+      bindings,
+      whenNeeded: step.optional ? whenNeeded(takers, others, slots) : [],
+    };
   });
 
-  const inConsensus = new Set(consensusTools);
-  const optional = new Map<string, number>();
-  for (const run of successful) {
-    for (const tool of new Set(successfulSequence(run).map((call) => call.tool))) {
-      if (!inConsensus.has(tool)) optional.set(tool, (optional.get(tool) ?? 0) + 1);
-    }
-  }
-
-  const failures = new Map<string, { count: number; key: string; tool: string; error: string }>();
-  for (const run of runs) {
+  const failures = new Map<string, ObservedFailure>();
+  for (const run of sorted) {
     for (const call of run.toolCalls) {
       if (call.success) continue;
       const error = (call.error ?? 'failed without an error message').replace(/\s+/g, ' ').trim().slice(0, 200);
       const key = `${call.tool}\u0000${error}`;
-      const entry = failures.get(key) ?? { count: 0, key, tool: call.tool, error };
+      const stepIndex = steps.findIndex((step) => step.tool === call.tool);
+      const entry = failures.get(key) ?? { tool: call.tool, error, count: 0, step: stepIndex < 0 ? null : stepIndex + 1 };
       entry.count += 1;
       failures.set(key, entry);
     }
   }
 
-  // Representative goals: distinct goals of successful runs, the most typical first — by the
-  // share of the cluster's goals that use each of its words — so slot values (a service name,
-  // a customer) weigh less than the words every paraphrase shares.
-  const distinctGoals = [...new Set(successful.map((run) => run.goal.replace(/\s+/g, ' ').trim()))];
-  const wordsOf = (goal: string) => new Set(goal.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
-  const documentFrequency = new Map<string, number>();
-  for (const goal of distinctGoals) for (const word of wordsOf(goal)) documentFrequency.set(word, (documentFrequency.get(word) ?? 0) + 1);
-  const typicality = (goal: string) => {
-    const words = [...wordsOf(goal)];
-    return words.length === 0 ? 0 : words.reduce((sum, word) => sum + (documentFrequency.get(word) ?? 0), 0) / words.length;
-  };
-  const goals = distinctGoals.map((goal) => ({ key: goal, count: typicality(goal) }));
+  const sample = representativeSample(
+    successful.map((run) => ({
+      runId: run.runId,
+      goal: run.goal.replace(/\s+/g, ' ').trim(),
+      tools: collapseRetries(run.toolCalls).map((call) => call.tool),
+    })),
+    SAMPLE_SIZE,
+  );
+  const goals = [...new Set(sample.map((run) => run.goal))];
+  const typical = procedure.runs.find((run) => run.runId === sample[0]?.runId);
+  const bindings = induced.steps.map((step) => step.bindings);
 
   return {
     runCount: runs.length,
     successfulRunCount: successful.length,
-    representativeGoals: goals
-      .sort(byCountThenName)
-      .slice(0, MAX_GOALS)
-      .map((goal) => goal.key),
-    consensusSequence,
-    optionalSteps: [...optional.entries()]
-      .map(([tool, count]) => ({ tool, runs: count, count, key: tool }))
-      .sort(byCountThenName)
-      .map(({ tool, runs: count }) => ({ tool, runs: count })),
+    representativeGoals: goals.slice(0, MAX_GOALS),
+    consensusSequence: steps.filter((step) => !step.optional).map(({ tool, argumentNames }) => ({ tool, argumentNames })),
+    steps,
+    parameters: induced.parameters,
+    goalTemplate: typical ? goalTemplate(typical, bindings, slots) : null,
+    sharedGoalWords: sharedGoalWords(
+      successful.map((run) => run.goal),
+      slots,
+    ),
+    commonGoalWords: sharedGoalWords(
+      successful.map((run) => run.goal),
+      slots,
+      COMMON_GOAL_SHARE,
+    ).slice(0, MAX_COMMON_GOAL_WORDS),
+    toolsUsed: [...new Set(sorted.flatMap((run) => run.toolCalls.map((call) => call.tool)))].sort(),
     observedFailures: [...failures.values()]
-      .sort(byCountThenName)
-      .slice(0, MAX_FAILURES)
-      .map(({ tool, error, count }) => ({ tool, error, count })),
+      .sort((a, b) => b.count - a.count || compareText(`${a.tool}\u0000${a.error}`, `${b.tool}\u0000${b.error}`))
+      .slice(0, MAX_FAILURES),
   };
 }

@@ -39,13 +39,12 @@ export async function distillCluster(
     [...cluster.runIds, ...learnedFrom.map((run) => run.runId)],
     [...cluster.successfulRunIds, ...learnedFrom.filter((run) => run.success).map((run) => run.runId)],
   );
-  const evidence = {
-    ...buildClusterEvidence(runs, input.minSteps),
-    trackRecord: trackRecordAfter(target, target ? await freshRunsFor(db, input.tenantId, target, counted) : counted),
-  };
+  const evidence = buildClusterEvidence(runs, input.minSteps);
+  // The figures the body states: the procedure's record once this cluster's runs are counted.
+  const trackRecord = trackRecordAfter(target, target ? await freshRunsFor(db, input.tenantId, target, counted) : counted);
   let learned;
   try {
-    learned = await distiller.distill(evidence, signal ? { signal } : {});
+    learned = await distiller.distill(evidence, { trackRecord, ...(signal ? { signal } : {}) });
   } catch (error) {
     if (error instanceof DistillOutputMalformed) {
       const reason = `malformed ${distiller.kind} output: ${error.message}`;

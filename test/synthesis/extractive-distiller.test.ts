@@ -28,13 +28,16 @@ describe('cluster evidence and the extractive distiller', () => {
   it('builds an agentskills.io-valid document that passes the validator, with no model', async () => {
     for (const seed of [1, 2, 3, 4, 5]) {
       const evidence = buildClusterEvidence(familyRuns(seed), 3);
-      const learned = await createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence);
+      const learned = await createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence, {
+        trackRecord: { successCount: evidence.successfulRunCount, attemptCount: evidence.runCount },
+      });
       expect(learned.kind).toBe('skill');
       if (learned.kind !== 'skill') continue;
       expect(() => validateManifest(learned.manifest, learned.manifest.name)).not.toThrow();
       expect(() => validateBody(learned.body)).not.toThrow();
       expect(checkAgentSkillsDocument(learned.document, learned.manifest.name)).toEqual([]);
-      expect(learned.body).toMatch(/^1\. Call `/m);
+      expect(learned.body).toMatch(/^1\. (Call|Optional \()/m);
+      expect(learned.body).toContain('## Parameters');
       expect(learned.body).toContain('## Edge cases');
       expect(learned.manifest.requiredTools).toEqual([...new Set(evidence.consensusSequence.map((step) => step.tool))]);
     }
@@ -42,8 +45,44 @@ describe('cluster evidence and the extractive distiller', () => {
 
   it('answers SKIP when there is no successful sequence to distil', async () => {
     const failedOnly = familyRuns(3).map((run) => ({ ...run, status: 'failed' as const }));
-    const learned = await createExtractiveDistiller({ license: 'MIT' }).distill(buildClusterEvidence(failedOnly, 3));
+    const learned = await createExtractiveDistiller({ license: 'MIT' }).distill(buildClusterEvidence(failedOnly, 3), {
+      trackRecord: { successCount: 0, attemptCount: failedOnly.length },
+    });
     expect(learned).toEqual({ kind: 'skip' });
+  });
+
+  it('fits the body budget whatever the procedure: dozens of steps whose 128-character tool names cost a token or more a character', async () => {
+    // The tools of the property test's counterexample (a 42-step body of 3,013 tokens), and two of emoji.
+    const tools = [
+      'bookPayment',
+      'x__1K_c52_0R_sUd2U2F__H60_cl_91Shz8z3_O_54ZD3_xe1jt_66m9T__p__JpPc93__A__1_C_OC_R_z_IBC__21599_X_U_zr_7tUpG',
+      'O3Ck1_S4UYpUQAv_3m__0S3gEam_D_0z_9_0_P9pl__pdJ1_t8pAqTb__Zq_P3Y_9_027I5_O5HWQP',
+      '🦜'.repeat(128),
+      `${'🧭'.repeat(120)}_lookup`,
+    ];
+    const runs: EvidenceRun[] = Array.from({ length: 5 }, (_, run) => ({
+      runId: `r${run}`,
+      goal: `Pay invoice ${run}`,
+      status: 'completed',
+      toolCalls: Array.from({ length: 42 }, (_, step) => [
+        { tool: tools[step % tools.length]!, success: false, error: `${'⛔'.repeat(100)} ${step}` },
+        {
+          tool: tools[step % tools.length]!,
+          args: Object.fromEntries(Array.from({ length: 30 }, (_, arg) => [`argument_${arg}`, `${run}-${step}-${arg}`])),
+          success: true,
+          resultSummary: '{}',
+        },
+      ]).flat(),
+    }));
+    const evidence = buildClusterEvidence(runs, 1);
+    const learned = await createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence, {
+      trackRecord: { successCount: 5, attemptCount: 5 },
+    });
+    if (learned.kind !== 'skill') throw new Error('expected a skill');
+    expect(() => validateBody(learned.body)).not.toThrow();
+    expect(checkAgentSkillsDocument(learned.document, learned.manifest.name)).toEqual([]);
+    expect(learned.body).toMatch(/^1\. Call `bookPayment`/m);
+    expect(learned.body).toMatch(/^\d+\. Continue with /m);
   });
 
   it('keeps run data inside envelopes in the LLM prompt, so injected closing tags cannot break out', () => {

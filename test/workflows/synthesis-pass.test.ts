@@ -214,6 +214,18 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     const skipped = (await listPassClusters(database.pool, tenantId, handle.workflowId)).find((cluster) => cluster.status === 'skipped')!;
     expect(skipped.skipReason).toMatch(/^malformed llm output: output is neither SKIP nor a document/);
 
+    // An answer that tells the agent to call a tool no run of the cluster used is refused the same way.
+    const tenantInvents = 'invents-a-tool';
+    await ingest(database, taskRuns('rotate', rotateGoals, ROTATE_TOOLS, { tenantId: tenantInvents }), tenantInvents);
+    llm.setScript(() => ({
+      content: learnedAnswer('rotate-integration-api-key', 'Rotate an API key.', [...ROTATE_TOOLS, 'vault.unseal']),
+    }));
+    const invents = await harness.runPass({ tenantId: tenantInvents });
+    expect(invents.record.counts).toMatchObject({ qualifying: 1, skipped: 1, added: 0 });
+    const [refused] = await listPassClusters(database.pool, tenantInvents, invents.handle.workflowId);
+    expect(refused!.skipReason).toBe("malformed llm output: names tools the cluster's runs never used: vault.unseal");
+    expect(await listProcedures(database.pool, tenantInvents)).toEqual([]);
+
     llm.setScript(() => ({ content: 'SKIP' }));
     const tenantSkip = 'answers-skip';
     await ingest(database, taskRuns('rotate', rotateGoals, ROTATE_TOOLS, { tenantId: tenantSkip }), tenantSkip);

@@ -1,0 +1,137 @@
+/**
+ * The procedure a cluster's successful runs share, robust to optional steps and retries:
+ * each run's successful calls with consecutive calls of one tool collapsed (a retry, or a
+ * repeated attempt, is one step); the tools most runs used are the consensus, in the order
+ * most runs used them; the tools only some runs used are optional steps, placed where those
+ * runs took them. Every run is aligned to the steps, so later stages read one run's call for
+ * each step. Deterministic: the same runs in any order give the same procedure.
+ */
+
+export interface ProcedureCall {
+  tool: string;
+  args?: Record<string, unknown> | null;
+  resultSummary?: string | null;
+  success: boolean;
+  error?: string | null;
+}
+
+export interface ProcedureRun {
+  runId: string;
+  goal: string;
+  toolCalls: ProcedureCall[];
+}
+
+export interface AlignedStep {
+  tool: string;
+  /** Successful runs that took this step. */
+  runs: number;
+  optional: boolean;
+}
+
+export interface AlignedRun {
+  runId: string;
+  goal: string;
+  /** The run's successful calls after collapsing retries, in order. */
+  calls: ProcedureCall[];
+  /** For each step, the index in `calls` of this run's call for it (or undefined: not taken). */
+  stepCalls: Array<number | undefined>;
+}
+
+export interface ConsensusProcedure {
+  steps: AlignedStep[];
+  runs: AlignedRun[];
+}
+
+/** Optional tools used by fewer runs than this (and this share of runs) are noise, not steps. */
+const MIN_OPTIONAL_RUNS = 2;
+const MIN_OPTIONAL_SHARE = 0.15;
+const MAX_OPTIONAL_STEPS = 5;
+
+/** Successful calls with consecutive calls of the same tool collapsed to the last (the one that worked). */
+export function collapseRetries(calls: ProcedureCall[]): ProcedureCall[] {
+  const collapsed: ProcedureCall[] = [];
+  for (const call of calls) {
+    if (!call.success) continue;
+    if (collapsed.at(-1)?.tool === call.tool) collapsed[collapsed.length - 1] = call;
+    else collapsed.push(call);
+  }
+  return collapsed;
+}
+
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Greedy in-order alignment of a run's calls to the steps; an untaken step leaves the cursor where it was. */
+function align(calls: ProcedureCall[], steps: Array<{ tool: string }>): Array<number | undefined> {
+  const stepCalls: Array<number | undefined> = [];
+  let cursor = 0;
+  for (const step of steps) {
+    let found: number | undefined;
+    for (let index = cursor; index < calls.length; index++) {
+      if (calls[index]!.tool === step.tool) {
+        found = index;
+        break;
+      }
+    }
+    stepCalls.push(found);
+    if (found !== undefined) cursor = found + 1;
+  }
+  return stepCalls;
+}
+
+function mostFrequent<T>(items: T[], key: (item: T) => string): T | undefined {
+  const counts = new Map<string, { count: number; item: T }>();
+  for (const item of items) {
+    const entry = counts.get(key(item)) ?? { count: 0, item };
+    entry.count += 1;
+    counts.set(key(item), entry);
+  }
+  return [...counts.entries()].sort((a, b) => b[1].count - a[1].count || compareText(a[0], b[0]))[0]?.[1].item;
+}
+
+export function buildConsensusProcedure(runs: ProcedureRun[]): ConsensusProcedure {
+  const normalised = [...runs]
+    .sort((a, b) => compareText(a.runId, b.runId))
+    .map((run) => ({ runId: run.runId, goal: run.goal, calls: collapseRetries(run.toolCalls) }));
+  const runsWithTool = new Map<string, number>();
+  for (const run of normalised)
+    for (const tool of new Set(run.calls.map((call) => call.tool))) runsWithTool.set(tool, (runsWithTool.get(tool) ?? 0) + 1);
+
+  // Consensus: project every run onto the tools most runs used, and take the most frequent projection.
+  const isCore = (tool: string) => (runsWithTool.get(tool) ?? 0) * 2 > normalised.length;
+  const projections = normalised.map((run) => collapseRetries(run.calls.filter((call) => isCore(call.tool))).map((call) => call.tool));
+  const core = mostFrequent(projections, (tools) => tools.join('\u0000')) ?? [];
+
+  // Optional steps go after the core step that most of their runs had just completed.
+  const coreAlignments = normalised.map((run) =>
+    align(
+      run.calls,
+      core.map((tool) => ({ tool })),
+    ),
+  );
+  const optionalTools = [...runsWithTool.entries()]
+    .filter(([tool, count]) => !core.includes(tool) && count >= Math.max(MIN_OPTIONAL_RUNS, MIN_OPTIONAL_SHARE * normalised.length))
+    .sort((a, b) => b[1] - a[1] || compareText(a[0], b[0]))
+    .slice(0, MAX_OPTIONAL_STEPS)
+    .map(([tool]) => tool);
+  const insertAfter = new Map<string, number>();
+  for (const tool of optionalTools) {
+    const positions: number[] = [];
+    normalised.forEach((run, runIndex) => {
+      const at = run.calls.findIndex((call) => call.tool === tool);
+      if (at < 0) return;
+      positions.push(coreAlignments[runIndex]!.filter((index) => index !== undefined && index < at).length);
+    });
+    insertAfter.set(tool, mostFrequent(positions, String) ?? core.length);
+  }
+  const ordered: Array<{ tool: string; optional: boolean }> = [];
+  for (let position = 0; position <= core.length; position++) {
+    for (const tool of optionalTools) if (insertAfter.get(tool) === position) ordered.push({ tool, optional: true });
+    if (position < core.length) ordered.push({ tool: core[position]!, optional: false });
+  }
+  const aligned = normalised.map((run) => ({ ...run, stepCalls: align(run.calls, ordered) }));
+  const steps = ordered.map((step, index) => ({
+    ...step,
+    runs: aligned.filter((run) => run.stepCalls[index] !== undefined).length,
+  }));
+  return { steps, runs: aligned };
+}

@@ -1,0 +1,174 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { checkAgentSkillsDocument } from '../../src/skills/agentskills-rules.ts';
+import { parseSkillDocument } from '../../src/skills/skill-format.ts';
+import { validateBody, validateManifest } from '../../src/skills/validator.ts';
+import { buildClusterEvidence, type EvidenceRun, type EvidenceToolCall } from '../../src/synthesis/cluster-evidence.ts';
+import { createExtractiveDistiller } from '../../src/synthesis/distiller.ts';
+import { isStopWord } from '../../src/synthesis/goal-words.ts';
+import { DistillOutputMalformed, parseLearnedSkill } from '../../src/synthesis/learned-skill.ts';
+
+/**
+ * Generated clusters: a procedure of tools named in several conventions, goals written from
+ * paraphrase words around slot values (people, places, ids, dates, amounts) that the runs also
+ * pass as arguments, with optional steps, retries and failures.
+ */
+
+const VERBS = ['search', 'get', 'list', 'create', 'update', 'send', 'fetch', 'book', 'check', 'cancel'];
+const OBJECTS = ['hotel', 'flight', 'order', 'invoice', 'ticket', 'user', 'report', 'car', 'room', 'payment'];
+const GOAL_WORDS = ['please', 'arrange', 'the', 'trip', 'for', 'handle', 'request', 'need', 'quickly', 'organise', 'task'];
+const vocabulary = new Set([...VERBS, ...OBJECTS, ...GOAL_WORDS].flatMap((word) => [word, `${word}s`]));
+
+const toolName = fc
+  .record({
+    verb: fc.constantFrom(...VERBS),
+    objects: fc.array(fc.constantFrom(...OBJECTS), { minLength: 1, maxLength: 3 }),
+    style: fc.constantFrom('snake', 'camel', 'dotted'),
+  })
+  .map(({ verb, objects, style }) => {
+    const capital = (word: string) => word[0]!.toUpperCase() + word.slice(1);
+    if (style === 'snake') return [verb, ...objects].map(capital).join('_');
+    if (style === 'camel') return verb + objects.map(capital).join('');
+    return `${objects.join('.')}.${verb}`;
+  });
+
+const slotValue = fc
+  .oneof(
+    fc.stringMatching(/^[A-Z][a-z]{3,9}( [A-Z][a-z]{3,9})?$/), // a person or a place
+    fc.stringMatching(/^[0-9a-f]{6,12}$/), // an id
+    fc
+      .date({ min: new Date('2000-01-01'), max: new Date('2030-12-31'), noInvalidDate: true })
+      .map((date) => date.toISOString().slice(0, 10)),
+    fc.integer({ min: 1, max: 99_999 }).map((amount) => `${amount}.00`),
+  )
+  .filter((value) => !(value.toLowerCase().match(/[a-z0-9]+/g) ?? []).some((word) => vocabulary.has(word) || isStopWord(word)));
+
+const cluster = fc
+  .record({
+    tools: fc.uniqueArray(toolName, { minLength: 1, maxLength: 12 }),
+    argumentNames: fc.array(fc.stringMatching(/^[a-z][a-zA-Z_]{0,20}$/), { minLength: 1, maxLength: 4 }),
+    runs: fc.array(
+      fc.record({
+        slots: fc.array(slotValue, { minLength: 1, maxLength: 4 }),
+        phrasing: fc.array(fc.constantFrom(...GOAL_WORDS), { minLength: 1, maxLength: 8 }),
+        skip: fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }),
+        retry: fc.array(fc.boolean(), { minLength: 12, maxLength: 12 }),
+        failed: fc.boolean(),
+      }),
+      { minLength: 2, maxLength: 12 },
+    ),
+  })
+  .map(({ tools, argumentNames, runs }) => {
+    const slotsUsed = new Set<string>();
+    const evidenceRuns: EvidenceRun[] = runs.map((run, index) => {
+      for (const slot of run.slots) slotsUsed.add(slot);
+      const calls: EvidenceToolCall[] = [];
+      tools.forEach((tool, step) => {
+        // The first step always runs; the others are optional in some runs.
+        if (step > 0 && run.skip[step] && index % 2 === 0) return;
+        const args = Object.fromEntries(argumentNames.map((name, position) => [name, run.slots[(step + position) % run.slots.length]!]));
+        if (run.retry[step]) calls.push({ tool, args, success: false, error: `upstream refused ${run.slots[0]}` });
+        calls.push({ tool, args, success: true, resultSummary: JSON.stringify({ id: run.slots.at(-1), ok: true }) });
+      });
+      const goal = [
+        run.phrasing[0]!,
+        ...run.slots.map((slot, position) => `${slot} ${run.phrasing[(position + 1) % run.phrasing.length]}`),
+      ].join(' ');
+      return { runId: `r${String(index).padStart(3, '0')}`, goal, status: run.failed ? 'failed' : 'completed', toolCalls: calls };
+    });
+    return { runs: evidenceRuns, slotWords: new Set([...slotsUsed].flatMap((slot) => slot.toLowerCase().match(/[a-z0-9]+/g) ?? [])) };
+  });
+
+const distill = (runs: EvidenceRun[]) => {
+  const evidence = buildClusterEvidence(runs, 1);
+  return createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence, {
+    trackRecord: { successCount: evidence.successfulRunCount, attemptCount: runs.length },
+  });
+};
+
+function expectValid(document: string, name: string): void {
+  const parsed = parseSkillDocument(document, { defaultLicense: 'Apache-2.0' });
+  expect(() => validateManifest(parsed.manifest, name)).not.toThrow();
+  expect(() => validateBody(parsed.body)).not.toThrow();
+  expect(checkAgentSkillsDocument(document, name)).toEqual([]);
+}
+
+describe('what a learned skill says, over generated clusters', () => {
+  it('never names or describes a skill with a slot value', async () => {
+    let skills = 0;
+    await fc.assert(
+      fc.asyncProperty(cluster, async ({ runs, slotWords }) => {
+        const learned = await distill(runs);
+        if (learned.kind !== 'skill') return;
+        skills += 1;
+        for (const word of learned.manifest.name.split('-')) expect(slotWords.has(word)).toBe(false);
+        for (const word of learned.manifest.description.toLowerCase().match(/[a-z0-9]+/g) ?? []) expect(slotWords.has(word)).toBe(false);
+      }),
+      { numRuns: 100, seed: 4711 },
+    );
+    expect(skills).toBeGreaterThan(80);
+  });
+
+  it('never writes an extractive skill the validator refuses', async () => {
+    const longTool = fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{60,127}$/);
+    const hostile = fc.record({
+      tools: fc.uniqueArray(fc.oneof(toolName, longTool), { minLength: 1, maxLength: 14 }),
+      goal: fc.string({ maxLength: 2000 }),
+      value: fc.oneof(fc.string({ maxLength: 3000 }), fc.object()),
+      runs: fc.integer({ min: 2, max: 6 }),
+      steps: fc.integer({ min: 1, max: 60 }),
+    });
+    await fc.assert(
+      fc.asyncProperty(hostile, async ({ tools, goal, value, runs, steps }) => {
+        const evidenceRuns: EvidenceRun[] = Array.from({ length: runs }, (_, index) => ({
+          runId: `r${index}`,
+          goal: `${goal} ${index}`,
+          status: 'completed',
+          toolCalls: Array.from({ length: steps }, (_, step) => ({
+            tool: tools[step % tools.length]!,
+            args: { [`${goal.slice(0, 30)}_${step}`]: value, n: `${index}-${step}` },
+            success: true,
+            resultSummary: `${goal.slice(0, 100)} ${index}`,
+          })),
+        }));
+        const learned = await distill(evidenceRuns);
+        if (learned.kind === 'skill') expectValid(learned.document, learned.manifest.name);
+      }),
+      // Case 58 of this seed was a 42-step procedure of long tool names whose body came to 3,013 tokens.
+      { numRuns: 60, seed: 1234 },
+    );
+    await fc.assert(
+      fc.asyncProperty(cluster, async ({ runs }) => {
+        const learned = await distill(runs);
+        if (learned.kind === 'skill') expectValid(learned.document, learned.manifest.name);
+      }),
+      { numRuns: 50, seed: 99 },
+    );
+  });
+
+  it('never lets LLM output through that the validator refuses: it is fitted or refused as malformed', () => {
+    const answer = fc.record({
+      name: fc.oneof(fc.stringMatching(/^[a-z]{1,20}(-[a-z0-9]{1,20}){0,4}$/), fc.string({ maxLength: 80 })),
+      whenToUse: fc.oneof(fc.string({ maxLength: 900 }), fc.lorem({ maxCount: 120 })),
+      tools: fc.array(fc.oneof(toolName, fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{20,127}$/)), { maxLength: 12 }),
+      body: fc.oneof(fc.lorem({ maxCount: 400 }), fc.string({ maxLength: 500 })),
+    });
+    let accepted = 0;
+    fc.assert(
+      fc.property(answer, ({ name, whenToUse, tools, body }) => {
+        const output = `---\nname: ${JSON.stringify(name)}\nwhen_to_use: ${JSON.stringify(whenToUse)}\ntools_required: ${JSON.stringify(tools)}\n---\n# Title\n\n1. ${body}\n\n## Edge cases\n- none\n`;
+        let learned;
+        try {
+          learned = parseLearnedSkill(output, { license: 'MIT' });
+        } catch (error) {
+          expect(error).toBeInstanceOf(DistillOutputMalformed);
+          return;
+        }
+        if (learned.kind === 'skill') expectValid(learned.document, learned.manifest.name);
+        accepted += 1;
+      }),
+      { numRuns: 300, seed: 42 },
+    );
+    expect(accepted).toBeGreaterThan(30);
+  });
+});
