@@ -73,7 +73,7 @@ export async function recordPairedSamples(
       errors.push({ line: entry.line, path: '(line)', reason: entry.invalid });
       continue;
     }
-    const parsed = pairedSampleSchema.safeParse(entry.value);
+    const parsed = pairedSampleSchema.safeParse(entry.value, { reportInput: true });
     if (!parsed.success) {
       errors.push(...describeIssues(entry.line, parsed.error));
       continue;

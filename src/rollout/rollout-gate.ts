@@ -1,7 +1,8 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import { SkillsmithError } from '../skillsmith-error.ts';
-import { decideActivation, sameCombination, type ActivationStatus, type RolloutOverride } from './activation.ts';
+import type { Config } from '../config.ts';
+import { currentCombination, decideActivation, sameCombination, type ActivationStatus, type RolloutOverride } from './activation.ts';
 import { checkPairedEvidence, type Combination, type RolloutCheck } from './paired-evidence.ts';
 import { recordPairedSamples, recordPairsFile, type RecordPairsResult } from './pairs-recording.ts';
 import { countPairs, insertOverride, latestOverride, listEvidenceCombinations, listOverrides } from './rollout-repository.ts';
@@ -132,4 +133,13 @@ export function createRolloutGate({ pool, combination, capability }: RolloutGate
       };
     },
   };
+}
+
+/** The gate for this deployment: the current combination and the platform switches from `config`. */
+export function createConfiguredRolloutGate(pool: pg.Pool, config: Config): RolloutGate {
+  return createRolloutGate({
+    pool,
+    combination: currentCombination(config),
+    capability: { authoring: config.authoring.enabled, review: config.authoring.reviewEnabled },
+  });
 }
