@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { combinationSchema, type Combination } from '../../rollout/paired-evidence.ts';
 import { formatPairError } from '../../rollout/pairs-recording.ts';
-import { createConfiguredRolloutGate, type RolloutCheckDocument, type RolloutGate } from '../../rollout/rollout-gate.ts';
+import type { RolloutCheckDocument, RolloutGate } from '../../rollout/rollout-gate.ts';
 import type { RolloutOverride } from '../../rollout/activation.ts';
 import type { CliContext } from '../context.ts';
 
@@ -60,7 +60,7 @@ export function registerRolloutCommands(program: Command, context: CliContext): 
   const rollout = program
     .command('rollout')
     .description('the paired-evaluation release gate that activates authoring and review per tenant');
-  const gate = async (): Promise<RolloutGate> => createConfiguredRolloutGate(await context.openPool(), context.config);
+  const gate = async (): Promise<RolloutGate> => (await context.services()).rollout;
 
   rollout
     .command('record')
