@@ -106,3 +106,17 @@ export function decodeJsonLine(raw: RawLine, decoder: TextDecoder): JsonLine {
     return { kind: 'invalid', reason: `invalid JSON: ${(error as Error).message}` };
   }
 }
+
+/** A refused line: its 1-based number, the field (or `(line)`), why, and the refused value, JSON-quoted. */
+export interface JsonlLineError {
+  line: number;
+  path: string;
+  reason: string;
+  value?: string;
+}
+
+/** `line N: <field>: <reason> (refused value V)`, the form the CLI prints. */
+export function formatJsonlLineError(error: JsonlLineError): string {
+  const value = error.value !== undefined && !error.reason.includes(error.value) ? ` (refused value ${error.value})` : '';
+  return `line ${error.line}: ${error.path}: ${error.reason}${value}`;
+}

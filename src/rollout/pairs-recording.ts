@@ -1,8 +1,9 @@
 import { TextDecoder } from 'node:util';
 import type pg from 'pg';
 import type { z } from 'zod';
-import { decodeJsonLine, readRawLines } from '../jsonl-lines.ts';
+import { decodeJsonLine, readRawLines, type JsonlLineError } from '../jsonl-lines.ts';
 import { withTransaction } from '../store/database.ts';
+import { quoteRefused } from '../tool-name.ts';
 import { pairedSampleSchema, samePairedOutcome, type PairedSample } from './paired-evidence.ts';
 import { findStoredPairs, insertPairs } from './rollout-repository.ts';
 
@@ -14,15 +15,8 @@ import { findStoredPairs, insertPairs } from './rollout-repository.ts';
  * because recorded evidence cannot change.
  */
 
-export interface PairError {
-  /** 1-based: the line of a pairs file, the item of a request's `pairs` array. */
-  line: number;
-  /** The field (`authoredCompleted`), or `(line)` for the sample as a whole. */
-  path: string;
-  reason: string;
-  /** The refused value, JSON-quoted and cut at 200 characters, when there is one to show. */
-  value?: string;
-}
+/** A refused sample: `line` is the line of a pairs file, or the 1-based item of a request's `pairs`. */
+export type PairError = JsonlLineError;
 
 export interface RecordPairsResult {
   /** Samples seen (blank lines of a file are not samples). */
@@ -36,22 +30,17 @@ export interface RecordPairsResult {
 
 const INSERT_BATCH = 1000;
 
-function quoteValue(value: unknown): string {
-  const text = JSON.stringify(value) ?? String(value);
-  return text.length > 200 ? `${text.slice(0, 200)}…` : text;
-}
-
 function describeIssues(line: number, error: z.ZodError): PairError[] {
   return error.issues.flatMap((issue): PairError[] => {
     const path = issue.path.map(String).join('.') || '(line)';
     if (issue.code === 'unrecognized_keys') {
-      return issue.keys.map((key) => ({ line, path: key, reason: 'unknown field', value: quoteValue(key) }));
+      return issue.keys.map((key) => ({ line, path: key, reason: 'unknown field', value: quoteRefused(key) }));
     }
     if (issue.code === 'invalid_type' && issue.input === undefined) {
       return [{ line, path, reason: `is required (expected ${issue.expected})` }];
     }
     const quoted = issue.input !== undefined && (typeof issue.input !== 'object' || issue.input === null);
-    return [{ line, path, reason: issue.message, ...(quoted ? { value: quoteValue(issue.input) } : {}) }];
+    return [{ line, path, reason: issue.message, ...(quoted ? { value: quoteRefused(issue.input) } : {}) }];
   });
 }
 
@@ -88,7 +77,7 @@ export async function recordPairedSamples(
         line: entry.line,
         path: 'caseId',
         reason: `this case of the same combination is on line ${earlier.line} with a different outcome`,
-        value: quoteValue(parsed.data.caseId),
+        value: quoteRefused(parsed.data.caseId),
       });
     }
   }
@@ -106,7 +95,7 @@ export async function recordPairedSamples(
         line,
         path: 'caseId',
         reason: 'this case was recorded before for the same combination with a different outcome; recorded evidence cannot change',
-        value: quoteValue(sample.caseId),
+        value: quoteRefused(sample.caseId),
       });
     }
   }
@@ -153,10 +142,4 @@ export async function recordPairsFile(
     else if (decoded.kind === 'invalid') entries.push({ line: raw.number, invalid: decoded.reason });
   }
   return { file, lines, ...(await recordPairedSamples(pool, tenantId, entries)) };
-}
-
-/** `line N: <field>: <reason> (refused value V)`, the form the CLI prints. */
-export function formatPairError(error: PairError): string {
-  const value = error.value !== undefined && !error.reason.includes(error.value) ? ` (refused value ${error.value})` : '';
-  return `line ${error.line}: ${error.path}: ${error.reason}${value}`;
 }

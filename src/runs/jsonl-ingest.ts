@@ -4,7 +4,7 @@ import type pg from 'pg';
 import { parseRunReport, runReportSha256, type RunReport, type RunReportIssue } from './run-report.ts';
 import { findStoredRunHashes, upsertRuns } from './run-repository.ts';
 import { quoteRefused } from '../tool-name.ts';
-import { decodeJsonLine, readRawLines, type RawLine } from '../jsonl-lines.ts';
+import { decodeJsonLine, formatJsonlLineError, readRawLines, type JsonlLineError, type RawLine } from '../jsonl-lines.ts';
 
 /**
  * Bulk import of run reports from a JSONL file, in two streaming passes (the file is never
@@ -19,15 +19,8 @@ const BATCH_RUNS = 500;
 const BATCH_BYTES = 8 * 1024 * 1024;
 const CONFLICT_CHECK_BATCH = 1000;
 
-export interface IngestLineError {
-  /** 1-based line number in the file. */
-  line: number;
-  /** Field path in the report (`toolCalls[3].tool`), or `(line)` for the line as a whole. */
-  path: string;
-  reason: string;
-  /** The refused value, JSON-quoted (cut at 200 characters), when there is one to show. */
-  value?: string;
-}
+/** An ingest error: its line, the field path in the report (`toolCalls[3].tool`) or `(line)`, why, the refused value. */
+export type IngestLineError = JsonlLineError;
 
 export interface IngestProgress {
   phase: 'validate' | 'ingest';
@@ -202,7 +195,4 @@ export async function ingestJsonlFile(pool: pg.Pool, file: string, options: Inge
 }
 
 /** `line N: <field path>: <reason> (refused value <value>)`, the form the CLI prints. */
-export function formatIngestError(error: IngestLineError): string {
-  const value = error.value !== undefined && !error.reason.includes(error.value) ? ` (refused value ${error.value})` : '';
-  return `line ${error.line}: ${error.path}: ${error.reason}${value}`;
-}
+export const formatIngestError = formatJsonlLineError;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { combinationSchema, type Combination } from '../../rollout/paired-evidence.ts';
-import { formatPairError } from '../../rollout/pairs-recording.ts';
+import { formatJsonlLineError } from '../../jsonl-lines.ts';
 import type { RolloutCheckDocument, RolloutGate } from '../../rollout/rollout-gate.ts';
 import type { RolloutOverride } from '../../rollout/activation.ts';
 import type { CliContext } from '../context.ts';
@@ -69,7 +69,7 @@ export function registerRolloutCommands(program: Command, context: CliContext): 
     .action(async (options: { file: string }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       const result = await (await gate()).recordFile(tenant, options.file);
-      if (!json) for (const error of result.errors) process.stderr.write(`${formatPairError(error)}\n`);
+      if (!json) for (const error of result.errors) process.stderr.write(`${formatJsonlLineError(error)}\n`);
       context.output.result(json, result, () =>
         result.invalid > 0
           ? `${result.file}: ${result.invalid} of ${result.samples} samples invalid; nothing recorded`
