@@ -6,6 +6,7 @@ import { startSynthesisPass } from '../../client/synthesis-client.ts';
 import type { Config } from '../../config.ts';
 import { formatEvalReport } from '../../eval/eval-table.ts';
 import { runEval } from '../../eval/run-eval.ts';
+import { currentCombination } from '../../rollout/activation.ts';
 import { readStackFile } from '../../stack-file.ts';
 import { createPool } from '../../store/database.ts';
 import type { CliContext } from '../context.ts';
@@ -41,6 +42,11 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
     .requiredOption('--runs <file>', 'run reports, one JSON per line')
     .requiredOption('--labels <file>', '{"runId", "family"} per line, one for every run')
     .option('--heldout <file>', '{"goal", "family"} per line: goals no run has; family null for goals nothing should match')
+    .option(
+      '--paired <pairs-file>',
+      'offline paired estimate: each labelled held-out goal (with its "tools" and "gold" sequences) without and with recall, ' +
+        'written as a `rollout record` pairs file for the current combination',
+    )
     .addOption(
       new Option('--max-passes <n>', 'stop after this many passes').default(DEFAULT_MAX_PASSES).argParser((value) => {
         const parsed = Number(value);
@@ -48,7 +54,7 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
         return parsed;
       }),
     )
-    .action(async (options: { runs: string; labels: string; heldout?: string; maxPasses: number }, command: Command) => {
+    .action(async (options: { runs: string; labels: string; heldout?: string; paired?: string; maxPasses: number }, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
       const { config } = context;
       const started = Date.now();
@@ -76,6 +82,7 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
             runsFile: options.runs,
             labelsFile: options.labels,
             ...(options.heldout === undefined ? {} : { heldoutFile: options.heldout }),
+            ...(options.paired === undefined ? {} : { paired: { pairsFile: options.paired, combination: currentCombination(config) } }),
             maxPasses: options.maxPasses,
             settings: {
               embeddingModel: config.embedding.model,
