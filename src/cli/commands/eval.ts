@@ -97,6 +97,8 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
             },
           },
         );
+        // The recalls' last_used_at hints are written before the pool closes (else a warning at every eval's end).
+        await services.recallUsage.flush();
         context.output.result(json, report, () => formatEvalReport(report));
       } finally {
         await connection.close();
