@@ -1,4 +1,4 @@
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,6 +35,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await database?.close();
+  if (directory) await rm(directory, { recursive: true, force: true });
 });
 
 /** `authoredOnly` pairs only the authored arm completed, `baselineOnly` the reverse, the rest both completed. */
