@@ -57,12 +57,13 @@ export interface PairedEvalReport {
   perGoal: PairedGoal[];
 }
 
+/** The standard normal's 97.5 % quantile. */
 const Z_95 = 1.959963984540054;
 
 const sameSequence = (left: readonly string[], right: readonly string[]) =>
   left.length === right.length && left.every((tool, index) => tool === right[index]);
 
-/** A case id that stays the same for the same goal, so recording a re-run again changes nothing. */
+/** The same goal is the same case: a re-run's pair records as unchanged, or is refused if its outcome differs. */
 const pairedCaseId = (goal: string): string => `goal-${createHash('sha256').update(goal).digest('hex').slice(0, 16)}`;
 
 function meanInterval(values: readonly number[]): MeanInterval {
