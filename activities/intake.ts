@@ -19,11 +19,13 @@ export interface RecordRunsResult {
 /** The intake's write: idempotent per run; refusals are logged and reported, never retried. */
 export const createIntakeActivities = ({ pool, config, logger, rollout }: ActivityDependencies) => ({
   async recordRuns(input: RecordRunsInput): Promise<RecordRunsResult> {
-    const recorded = await recordReportedRuns(pool, input.tenantId, input.reports);
-    const result: RecordRunsResult = { review: [], inserted: 0, unchanged: 0, refused: [] };
+    // Read before the write: once the runs are committed the activity should return at once, since
+    // a retry after a crash sees them 'unchanged' and queues no review (gate.skill.review_never_fatal).
     const tenantHasProcedures = await hasProcedures(pool, input.tenantId);
     // The LLM review needs the platform switch and the tenant's rollout activation.
     const reviewActive = config.authoring.reviewEnabled && (await rollout.status(input.tenantId)).active;
+    const recorded = await recordReportedRuns(pool, input.tenantId, input.reports);
+    const result: RecordRunsResult = { review: [], inserted: 0, unchanged: 0, refused: [] };
     for (const run of recorded) {
       switch (run.outcome) {
         case 'invalid':
