@@ -17,11 +17,15 @@ export interface RecordRunsResult {
 }
 
 /** The intake's write: idempotent per run; refusals are logged and reported, never retried. */
-export const createIntakeActivities = ({ pool, config, logger }: ActivityDependencies) => ({
+export const createIntakeActivities = ({ pool, config, logger, rollout }: ActivityDependencies) => ({
   async recordRuns(input: RecordRunsInput): Promise<RecordRunsResult> {
+    // Read before the write: once the runs are committed the activity should return at once, since
+    // a retry after a crash sees them 'unchanged' and queues no review (gate.skill.review_never_fatal).
+    const tenantHasProcedures = await hasProcedures(pool, input.tenantId);
+    // The LLM review needs the platform switch and the tenant's rollout activation.
+    const reviewActive = config.authoring.reviewEnabled && (await rollout.status(input.tenantId)).active;
     const recorded = await recordReportedRuns(pool, input.tenantId, input.reports);
     const result: RecordRunsResult = { review: [], inserted: 0, unchanged: 0, refused: [] };
-    const tenantHasProcedures = await hasProcedures(pool, input.tenantId);
     for (const run of recorded) {
       switch (run.outcome) {
         case 'invalid':
@@ -38,7 +42,7 @@ export const createIntakeActivities = ({ pool, config, logger }: ActivityDepende
         case 'inserted': {
           result.inserted += 1;
           // Only runs that did work are reviewed; a track record exists only where procedures do.
-          const wantsLlmReview = config.authoring.reviewEnabled && run.report.status === 'completed';
+          const wantsLlmReview = reviewActive && run.report.status === 'completed';
           const touchesTrackRecord = tenantHasProcedures || run.report.skillPins.length > 0;
           if (run.report.toolCalls.length >= 1 && (wantsLlmReview || touchesTrackRecord)) result.review.push(run.runId);
         }

@@ -25,7 +25,7 @@ export class ReviewedRunMissing extends SkillsmithError {
 const CANDIDATE_LIMIT = 20;
 
 export const createReviewActivities = (dependencies: ActivityDependencies) => {
-  const { pool, config, logger, skills } = dependencies;
+  const { pool, config, logger, skills, rollout } = dependencies;
   const loadRun = async ({ tenantId, runId }: ReviewInput): Promise<RunReport> => {
     const run = await findRun(pool, tenantId, runId);
     if (!run) throw new ReviewedRunMissing(`run ${runId} of tenant ${tenantId} is not recorded`);
@@ -37,7 +37,12 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
     async beginReview(input: ReviewInput): Promise<{ finished: boolean; llmReview: boolean }> {
       const record = await beginReviewRecord(pool, input.tenantId, input.runId);
       const run = await loadRun(input);
-      return { finished: record.status !== 'running', llmReview: config.authoring.reviewEnabled && run.status === 'completed' };
+      const wanted = config.authoring.reviewEnabled && run.status === 'completed';
+      // Review is switched on platform-wide; the tenant's rollout decision says whether it runs here.
+      const activated = wanted && (await rollout.status(input.tenantId)).active;
+      if (wanted && !activated)
+        logger.info({ tenantId: input.tenantId, runId: input.runId }, 'LLM review skipped: the tenant is not activated (rollout show)');
+      return { finished: record.status !== 'running', llmReview: activated };
     },
 
     async updateTrackRecord(input: ReviewInput): Promise<TrackRecordUpdate> {

@@ -74,6 +74,12 @@ const environmentSchema = z
     SKILLSMITH_REVIEW_ENABLED: booleanFlag.default(false),
     SKILLSMITH_APPROVAL_PROFILE: z.enum(['none', 'skill_authoring']).default('none'),
     SKILLSMITH_APPROVAL_TTL_HOURS: positiveInt.default(72),
+    SKILLSMITH_MODEL_POLICY: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^\S(?:.*\S)?$/s, 'no leading or trailing whitespace')
+      .optional(),
   })
   .superRefine((environment, context) => {
     if (
@@ -196,6 +202,13 @@ export interface Config {
     approvalProfile: 'none' | 'skill_authoring';
     approvalTtlHours: number;
   };
+  rollout: {
+    /**
+     * The model policy that rollout evidence is keyed by (SKILLSMITH_MODEL_POLICY, default the
+     * LLM model): a tenant's authoring activates only on evidence recorded for it.
+     */
+    modelPolicy: string;
+  };
 }
 
 /** A setting that failed validation; the message names the variable and the expected form. */
@@ -282,6 +295,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       reviewEnabled: e.SKILLSMITH_REVIEW_ENABLED,
       approvalProfile: e.SKILLSMITH_APPROVAL_PROFILE,
       approvalTtlHours: e.SKILLSMITH_APPROVAL_TTL_HOURS,
+    },
+    rollout: {
+      modelPolicy: e.SKILLSMITH_MODEL_POLICY ?? e.SKILLSMITH_LLM_MODEL,
     },
   };
 }

@@ -5,7 +5,7 @@ import type { RunReportInput } from '../../src/runs/run-report.ts';
 /** Writes a labelled corpus as the three files `skillsmith eval` reads (bench/README.md): runs, labels, held-out. */
 export interface LabelledCorpus {
   runs: Array<{ report: RunReportInput & { runId: string }; family: string | null }>;
-  heldout: Array<{ goal: string; family: string | null }>;
+  heldout: Array<{ goal: string; family: string | null; tools?: string[]; gold?: string[] }>;
 }
 
 const jsonl = (values: readonly unknown[]) => values.map((value) => JSON.stringify(value)).join('\n') + '\n';

@@ -4,7 +4,7 @@ import type { Services } from '../app/services.ts';
 /** What the routes use of the application services. */
 export type ApiServices = Pick<
   Services,
-  'pool' | 'config' | 'logger' | 'skills' | 'agentSpecs' | 'skillManage' | 'approvals' | 'recall' | 'reportRun'
+  'pool' | 'config' | 'logger' | 'skills' | 'agentSpecs' | 'skillManage' | 'approvals' | 'recall' | 'reportRun' | 'rollout'
 >;
 
 /** One Fastify plugin per resource (src/api/routes/*), registered by the server with the services. */

@@ -17,6 +17,7 @@ import { authoringRoutes } from './routes/authoring.ts';
 import { healthRoutes } from './routes/health.ts';
 import { runRoutes } from './routes/runs.ts';
 import { recallRoutes } from './routes/recall.ts';
+import { rolloutRoutes } from './routes/rollout.ts';
 import { sessionRoutes } from './routes/sessions.ts';
 import { skillRoutes } from './routes/skills.ts';
 
@@ -34,7 +35,7 @@ export interface ApiDependencies extends ApiServices {
 export type ApiApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, ZodTypeProvider>;
 
 /** One plugin per resource. Add a module here. */
-const routePlugins: RoutePlugin[] = [healthRoutes, recallRoutes, sessionRoutes, skillRoutes, runRoutes, authoringRoutes];
+const routePlugins: RoutePlugin[] = [healthRoutes, recallRoutes, sessionRoutes, skillRoutes, runRoutes, authoringRoutes, rolloutRoutes];
 
 export async function buildApiServer(dependencies: ApiDependencies): Promise<ApiApp> {
   const { tokens, ...services } = dependencies;

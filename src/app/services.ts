@@ -2,6 +2,7 @@ import type pg from 'pg';
 import { createApprovals, type Approvals } from '../authoring/approvals.ts';
 import { createSkillManage, type SkillManage } from '../authoring/skill-manage.ts';
 import type { Config } from '../config.ts';
+import { createConfiguredRolloutGate, type RolloutGate } from '../rollout/rollout-gate.ts';
 import { createEmbedder, type Embedder } from '../embedding/embedder.ts';
 import type { ChatClient } from '../llm/chat-client.ts';
 import { createConfiguredChatClient } from '../llm/configured-chat-client.ts';
@@ -26,6 +27,8 @@ export interface Services {
   skills: SkillRepository;
   agentSpecs: AgentSpecRepository;
   skillManage: SkillManage;
+  /** The rollout gate: evidence, overrides, and each tenant's activation for the current combination. */
+  rollout: RolloutGate;
   approvals: Approvals;
   /** Loaded on first use, once per process; a missing model fails only what needs it. */
   embedder(): Promise<Embedder>;
@@ -57,6 +60,7 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
   // createEmbedder loads once per process and does not remember a failed load.
   const embedder = () => createEmbedder(config.embedding);
   const recallUsage = createRecallUsage(pool, { onError: (error) => options.logger.warn({ err: error }, 'recording recall use failed') });
+  const rollout = createConfiguredRolloutGate(pool, config);
   return {
     pool,
     config,
@@ -68,7 +72,9 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
       repository: skills,
       defaultLicense: config.skillLicense,
       settings: { enabled: config.authoring.enabled, approvalProfile: config.authoring.approvalProfile },
+      activation: rollout,
     }),
+    rollout,
     approvals: createApprovals({ pool, repository: skills, ttlHours: config.authoring.approvalTtlHours }),
     embedder,
     recall: async (tenantId, request) =>

@@ -25,6 +25,7 @@ import {
   type SkillManageResult,
 } from './skill-manage-contract.ts';
 import { checkInstalledByInvocation, findReplay, mayHaveRacedItself } from './skill-manage-idempotency.ts';
+import type { RolloutGate } from '../rollout/rollout-gate.ts';
 import {
   currentStateDenial,
   policyDenial,
@@ -39,7 +40,8 @@ import {
  * CONDITIONALLY_IDEMPOTENT) through which an agent creates, edits, patches and archives
  * its own skills, per the 002 spec. `manage` runs these steps in order:
  *
- * 1. Policy (skill-manage-policy.ts), before anything is read or written: authoring enabled;
+ * 1. Policy (skill-manage-policy.ts), before anything is read or written: authoring enabled
+ *    platform-wide and activated for the tenant (the rollout gate, src/rollout/rollout-gate.ts);
  *    scope `skill.write` by exact string equality; origin trust at least USER; a background
  *    review cannot archive.
  * 2. Idempotency (skill-manage-idempotency.ts): key = invocation id + canonical argument sha256.
@@ -62,6 +64,8 @@ export interface SkillManageDependencies {
   /** License recorded for a SKILL.md that names none (config SKILLSMITH_SKILL_LICENSE). */
   defaultLicense: string;
   settings: { enabled: boolean; approvalProfile: ApprovalProfile };
+  /** The per-tenant rollout decision: authoring runs only for tenants activated for the current combination. */
+  activation: Pick<RolloutGate, 'requireActive'>;
 }
 
 export interface SkillManage {
@@ -123,7 +127,7 @@ async function recordEffect(
 }
 
 export function createSkillManage(dependencies: SkillManageDependencies): SkillManage {
-  const { pool, repository, defaultLicense, settings } = dependencies;
+  const { pool, repository, defaultLicense, settings, activation } = dependencies;
 
   /** A write refused on a race: a retry of this invocation may have won; otherwise record why. */
   async function afterRace(invocation: ManageInvocation, error: unknown): Promise<SkillManageResult> {
@@ -291,6 +295,7 @@ export function createSkillManage(dependencies: SkillManageDependencies): SkillM
       if (!settings.enabled) throw new SkillAuthoringDisabled();
       const invocation = parseManageInvocation(rawContext, rawRequest);
       const { context, request } = invocation;
+      await activation.requireActive(context.tenantId);
 
       const denied = policyDenial(context, request);
       if (denied) return deny(pool, invocation, denied);

@@ -21,6 +21,7 @@ import { registerMigrateCommands } from './commands/migrate.ts';
 import { registerModelsCommands } from './commands/models.ts';
 import { registerMetricsCommands } from './commands/metrics.ts';
 import { registerRecallCommands } from './commands/recall.ts';
+import { registerRolloutCommands } from './commands/rollout.ts';
 import { registerSkillsCommands } from './commands/skills.ts';
 import { registerApiCommands } from './commands/api.ts';
 import { registerAgentsCommands } from './commands/agents.ts';
@@ -135,6 +136,7 @@ export function buildProgram(context: CliContext): Command {
   registerAgentsCommands(program, context);
   registerApprovalsCommands(program, context);
   registerMetricsCommands(program, context);
+  registerRolloutCommands(program, context);
   registerModelsCommands(program, context);
   return program;
 }

@@ -2,8 +2,9 @@ import { createReadStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import { parseRunReport } from '../runs/run-report.ts';
+import { MAX_TOOL_CALLS, parseRunReport } from '../runs/run-report.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
+import { toolNameSchema } from '../tool-name.ts';
 import type { FamilyLabel, LabelledRun } from './scoring.ts';
 
 /**
@@ -12,12 +13,20 @@ import type { FamilyLabel, LabelledRun } from './scoring.ts';
  *   by the eval's fresh tenant;
  * - labels: `{"runId": "…", "family": "…" | null}` per line, one for every run;
  * - held-out (optional): `{"goal": "…", "family": "…" | null}` per line: goals no run has,
- *   null for goals that no family serves (anything recalled for them is a false positive).
+ *   null for goals that no family serves (anything recalled for them is a false positive);
+ *   `tools` (the tool names a run for the goal called, in order) and `gold` (the goal's gold
+ *   tool sequence) on every labelled goal for `eval --paired` (src/eval/paired-eval.ts).
  */
 
 export const familyLabelSchema = z.string().min(1).max(512).nullable();
 export const labelLineSchema = z.strictObject({ runId: z.string().min(1).max(128), family: familyLabelSchema });
-export const heldoutLineSchema = z.strictObject({ goal: z.string().min(1).max(2000), family: familyLabelSchema });
+const toolSequenceSchema = z.array(toolNameSchema).max(MAX_TOOL_CALLS);
+export const heldoutLineSchema = z.strictObject({
+  goal: z.string().min(1).max(2000),
+  family: familyLabelSchema,
+  tools: toolSequenceSchema.optional(),
+  gold: toolSequenceSchema.optional(),
+});
 export type LabelLine = z.infer<typeof labelLineSchema>;
 export type HeldoutLine = z.infer<typeof heldoutLineSchema>;
 

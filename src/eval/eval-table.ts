@@ -4,6 +4,27 @@ import type { EvalReport } from './run-eval.ts';
 
 const percent = (value: number) => `${(value * 100).toFixed(1)} %`;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const between = ({ lower, upper }: { lower: number; upper: number }, show: (value: number) => string) => `[${show(lower)}, ${show(upper)}]`;
+
+/** The `--paired` rows: an offline estimate, so its label says so. */
+function pairedRows(paired: NonNullable<EvalReport['paired']>): Array<[string, string]> {
+  const { goals, recalled, stepReduction, matchRate, check } = paired;
+  const rateOf = ({ matched, rate, interval }: (typeof matchRate)['withRecall']) =>
+    `${matched} / ${goals} = ${percent(rate)}${interval ? ` ${between(interval, percent)}` : ''}`;
+  return [
+    ['paired (offline): goals / recalled', `${goals} / ${recalled}`],
+    [
+      'paired: tool steps saved per goal (95 %)',
+      `${stepReduction.mean.toFixed(2)} ${between(stepReduction.interval, (value) => value.toFixed(2))}`,
+    ],
+    ['paired: gold sequence without recall', rateOf(matchRate.withoutRecall)],
+    ['paired: gold sequence with recall', rateOf(matchRate.withRecall)],
+    [
+      'paired: rollout check (n, b, c)',
+      `${check.passed ? 'passes' : 'fails'}: ${check.n}, ${check.b}, ${check.c}, improvement ${percent(check.improvement)} ${between(check.interval, percent)}`,
+    ],
+  ];
+}
 
 export function formatEvalReport(report: EvalReport): string {
   const { corpus, clusters, skills, familyRecall, heldout, inSample, timings } = report;
@@ -35,6 +56,7 @@ export function formatEvalReport(report: EvalReport): string {
         : '–',
     ],
     ['in-sample recall top-1', `${inSample.top1} / ${inSample.goals} = ${percent(inSample.rate)}`],
+    ...(report.paired ? pairedRows(report.paired) : []),
     [
       'time: ingest / passes / scoring / total',
       `${seconds(timings.ingestMs)} / ${seconds(timings.passesMs)} / ${seconds(timings.scoringMs)} / ${seconds(timings.totalMs)}`,

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
@@ -6,7 +6,9 @@ import { listProcedures } from '../procedures/procedure-repository.ts';
 import { formatIngestError, ingestJsonlFile } from '../runs/jsonl-ingest.ts';
 import type { PassRecord } from '../synthesis/pass-record.ts';
 import { listPassClusters } from '../synthesis/pass-repository.ts';
-import { EvalCorpusInvalid, readCorpusRuns, readHeldout, readLabels } from './eval-corpus.ts';
+import type { Combination } from '../rollout/paired-evidence.ts';
+import { EvalCorpusInvalid, readCorpusRuns, readHeldout, readLabels, type HeldoutLine } from './eval-corpus.ts';
+import { comparePaired, type PairedEvalReport, type PairedGoalInput } from './paired-eval.ts';
 import {
   clusterPurity,
   rate,
@@ -48,6 +50,8 @@ export interface EvalOptions {
   maxPasses: number;
   /** The settings the pass runs with, echoed into the report (the worker's configuration). */
   settings: Record<string, string | number>;
+  /** `--paired`: compare each labelled held-out goal without and with recall, and write the pairs file here. */
+  paired?: { pairsFile: string; combination: Combination };
 }
 
 export interface EvalReport {
@@ -90,6 +94,8 @@ export interface EvalReport {
     falsePositiveRate: number;
   };
   inSample: { goals: number; top1: number; rate: number };
+  /** `--paired` only: the offline paired comparison (src/eval/paired-eval.ts). */
+  paired: PairedEvalReport | null;
   /** The best recall score of every goal asked (none counts as 0), for calibrating the recall threshold (bench/README.md). */
   recallScores: RecallScoreDistributions;
   timings: { ingestMs: number; passesMs: number; scoringMs: number; totalMs: number };
@@ -105,6 +111,20 @@ async function ingestCorpus(deps: EvalDependencies, options: EvalOptions, runsCo
   }
   deps.progress(`ingested ${ingest.inserted} runs into tenant ${options.tenantId}`);
   return corpus.runs;
+}
+
+/** `--paired` needs the original run's tools and the gold sequence of every labelled held-out goal. */
+type PairedLine = HeldoutLine & { family: string; tools: string[]; gold: string[] };
+function pairedGoals(heldout: readonly HeldoutLine[]): PairedLine[] {
+  const goals: PairedLine[] = [];
+  for (const line of heldout) {
+    if (line.family === null) continue;
+    if (line.tools === undefined || line.gold === undefined) {
+      throw new EvalCorpusInvalid(`--paired: held-out goal ${JSON.stringify(line.goal)} has no "tools" and "gold" tool sequences`);
+    }
+    goals.push({ ...line, family: line.family, tools: line.tools, gold: line.gold });
+  }
+  return goals;
 }
 
 /** Full passes until one adds, updates and supersedes nothing (or maxPasses). */
@@ -124,6 +144,10 @@ async function runPasses(deps: EvalDependencies, options: EvalOptions): Promise<
 
 export async function runEval(deps: EvalDependencies, options: EvalOptions): Promise<EvalReport> {
   const started = Date.now();
+  // The held-out file is checked before anything is ingested: --paired needs its sequences.
+  if (options.paired && !options.heldoutFile) throw new EvalCorpusInvalid('--paired needs --heldout: the goals it compares');
+  const heldout = options.heldoutFile ? await readHeldout(options.heldoutFile) : [];
+  const toCompare = options.paired ? pairedGoals(heldout) : [];
   const work = await mkdtemp(join(tmpdir(), 'skillsmith-eval-'));
   let runs: Awaited<ReturnType<typeof ingestCorpus>>;
   try {
@@ -131,7 +155,6 @@ export async function runEval(deps: EvalDependencies, options: EvalOptions): Pro
   } finally {
     await rm(work, { recursive: true, force: true });
   }
-  const heldout = options.heldoutFile ? await readHeldout(options.heldoutFile) : [];
   const ingested = Date.now();
 
   const { passes, converged } = await runPasses(deps, options);
@@ -163,9 +186,11 @@ export async function runEval(deps: EvalDependencies, options: EvalOptions): Pro
   const topScore = (returned: ReadonlyArray<{ score: number }>) => returned[0]?.score ?? 0;
   const distributions: RecallScoreDistributions = { inSample: [], heldoutCovered: [], negatives: [] };
   const heldoutCases: RecallCase[] = [];
+  const firstRecalled = new Map<string, string>();
   for (const line of heldout) {
     const returned = await deps.recall(options.tenantId, line.goal);
-    heldoutCases.push({ ...line, returned: returned.map((match) => match.name) });
+    heldoutCases.push({ goal: line.goal, family: line.family, returned: returned.map((match) => match.name) });
+    if (returned[0]) firstRecalled.set(line.goal, returned[0].name);
     if (line.family === null) distributions.negatives.push(topScore(returned));
     else if (skillScores.owners.has(line.family)) distributions.heldoutCovered.push(topScore(returned));
   }
@@ -184,6 +209,24 @@ export async function runEval(deps: EvalDependencies, options: EvalOptions): Pro
     }
   }
   const inSample = scoreInSample(inSampleCases);
+
+  let paired: PairedEvalReport | null = null;
+  if (options.paired) {
+    const toolsOf = new Map(
+      procedures
+        .filter((procedure) => procedure.enabled && procedure.supersededBy === null)
+        .map((procedure) => [procedure.name, procedure.toolSequence.map((step) => step.tool)]),
+    );
+    const inputs = toCompare.map((line): PairedGoalInput => {
+      const name = firstRecalled.get(line.goal);
+      const tools = name === undefined ? undefined : toolsOf.get(name);
+      return { ...line, recalled: name === undefined || tools === undefined ? null : { name, tools } };
+    });
+    const compared = comparePaired(inputs, options.paired.combination);
+    await writeFile(options.paired.pairsFile, compared.pairs.map((pair) => `${JSON.stringify(pair)}\n`).join(''));
+    deps.progress(`paired: ${compared.pairs.length} pairs → ${options.paired.pairsFile}`);
+    paired = compared.report;
+  }
   const finished = Date.now();
 
   return {
@@ -224,6 +267,7 @@ export async function runEval(deps: EvalDependencies, options: EvalOptions): Pro
         }
       : null,
     inSample: { ...inSample, rate: rate(inSample.top1, inSample.goals) },
+    paired,
     recallScores: distributions,
     timings: {
       ingestMs: ingested - started,

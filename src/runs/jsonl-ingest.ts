@@ -1,10 +1,10 @@
-import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { TextDecoder } from 'node:util';
 import type pg from 'pg';
 import { parseRunReport, runReportSha256, type RunReport, type RunReportIssue } from './run-report.ts';
 import { findStoredRunHashes, upsertRuns } from './run-repository.ts';
 import { quoteRefused } from '../tool-name.ts';
+import { decodeJsonLine, formatJsonlLineError, readRawLines, type JsonlLineError, type RawLine } from '../jsonl-lines.ts';
 
 /**
  * Bulk import of run reports from a JSONL file, in two streaming passes (the file is never
@@ -15,23 +15,12 @@ import { quoteRefused } from '../tool-name.ts';
  * Any invalid line without `skipInvalid` → nothing is ingested and every error is returned.
  */
 
-/** Lines longer than this are refused without being buffered (500 calls × 64 KiB args fit). */
-export const MAX_LINE_BYTES = 64 * 1024 * 1024;
 const BATCH_RUNS = 500;
 const BATCH_BYTES = 8 * 1024 * 1024;
 const CONFLICT_CHECK_BATCH = 1000;
-const NEWLINE = 0x0a;
-const CARRIAGE_RETURN = 0x0d;
 
-export interface IngestLineError {
-  /** 1-based line number in the file. */
-  line: number;
-  /** Field path in the report (`toolCalls[3].tool`), or `(line)` for the line as a whole. */
-  path: string;
-  reason: string;
-  /** The refused value, JSON-quoted (cut at 200 characters), when there is one to show. */
-  value?: string;
-}
+/** An ingest error: its line, the field path in the report (`toolCalls[3].tool`) or `(line)`, why, the refused value. */
+export type IngestLineError = JsonlLineError;
 
 export interface IngestProgress {
   phase: 'validate' | 'ingest';
@@ -57,79 +46,13 @@ export interface IngestResult {
   errors: IngestLineError[];
 }
 
-interface RawLine {
-  number: number;
-  /** The line's bytes without the line terminator; null when it exceeded MAX_LINE_BYTES. */
-  bytes: Buffer | null;
-  length: number;
-}
-
-/** Splits a file into lines on raw bytes, so each line's UTF-8 can be checked on its own. */
-async function* readRawLines(file: string, onBytes: (bytesRead: number) => void): AsyncGenerator<RawLine> {
-  let chunks: Buffer[] = [];
-  let pendingLength = 0;
-  let oversized = false;
-  let lineNumber = 0;
-  let bytesRead = 0;
-  const finishLine = (): RawLine => {
-    lineNumber += 1;
-    let bytes: Buffer | null = null;
-    if (!oversized) {
-      bytes = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, pendingLength);
-      if (bytes.length > 0 && bytes[bytes.length - 1] === CARRIAGE_RETURN) bytes = bytes.subarray(0, bytes.length - 1);
-    }
-    const line = { number: lineNumber, bytes, length: pendingLength };
-    chunks = [];
-    pendingLength = 0;
-    oversized = false;
-    return line;
-  };
-  const append = (piece: Buffer) => {
-    pendingLength += piece.length;
-    if (pendingLength > MAX_LINE_BYTES) {
-      oversized = true;
-      chunks = [];
-    } else if (piece.length > 0) {
-      chunks.push(piece);
-    }
-  };
-  for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 }) as AsyncIterable<Buffer>) {
-    let start = 0;
-    for (let newline = chunk.indexOf(NEWLINE, start); newline !== -1; newline = chunk.indexOf(NEWLINE, start)) {
-      append(chunk.subarray(start, newline));
-      yield finishLine();
-      start = newline + 1;
-    }
-    append(chunk.subarray(start));
-    bytesRead += chunk.length;
-    onBytes(bytesRead);
-  }
-  if (pendingLength > 0 || oversized) yield finishLine();
-}
-
-const isBlank = (bytes: Buffer): boolean => bytes.every((byte) => byte === 0x20 || byte === 0x09);
-
 type DecodedLine = { kind: 'blank' } | { kind: 'invalid'; errors: RunReportIssue[] } | { kind: 'report'; report: RunReport; bytes: number };
 
 /** Decodes and validates one line; applies the --tenant rule. */
 function decodeLine(raw: RawLine, decoder: TextDecoder, tenantId: string | undefined): DecodedLine {
-  if (raw.bytes === null) {
-    return { kind: 'invalid', errors: [{ path: '(line)', reason: `line is ${raw.length} bytes; the limit is ${MAX_LINE_BYTES}` }] };
-  }
-  if (isBlank(raw.bytes)) return { kind: 'blank' };
-  let text: string;
-  try {
-    text = decoder.decode(raw.bytes);
-  } catch {
-    const offset = firstInvalidUtf8Offset(raw.bytes);
-    return { kind: 'invalid', errors: [{ path: '(line)', reason: `invalid UTF-8 at byte ${offset} of the line` }] };
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return { kind: 'invalid', errors: [{ path: '(line)', reason: `invalid JSON: ${(error as Error).message}` }] };
-  }
+  const line = decodeJsonLine(raw, decoder);
+  if (line.kind !== 'value') return line.kind === 'blank' ? line : { kind: 'invalid', errors: [{ path: '(line)', reason: line.reason }] };
+  const value = line.value;
   if (tenantId !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const record = value as Record<string, unknown>;
     if (record.tenantId === undefined) {
@@ -150,31 +73,7 @@ function decodeLine(raw: RawLine, decoder: TextDecoder, tenantId: string | undef
   }
   const parsed = parseRunReport(value);
   if (!parsed.success) return { kind: 'invalid', errors: parsed.issues };
-  return { kind: 'report', report: parsed.report, bytes: raw.bytes.length };
-}
-
-/** Byte offset of the first malformed UTF-8 sequence (the decoder itself does not say where). */
-function firstInvalidUtf8Offset(bytes: Buffer): number {
-  const decoder = new TextDecoder('utf-8', { fatal: true });
-  let offset = 0;
-  while (offset < bytes.length) {
-    const lead = bytes[offset] as number;
-    let length: number;
-    if (lead < 0x80) length = 1;
-    else if (lead >= 0xc2 && lead <= 0xdf) length = 2;
-    else if (lead >= 0xe0 && lead <= 0xef) length = 3;
-    else if (lead >= 0xf0 && lead <= 0xf4) length = 4;
-    else return offset;
-    if (length > 1) {
-      try {
-        decoder.decode(bytes.subarray(offset, offset + length));
-      } catch {
-        return offset;
-      }
-    }
-    offset += length;
-  }
-  return offset;
+  return { kind: 'report', report: parsed.report, bytes: raw.length };
 }
 
 interface PendingConflictCheck {
@@ -297,7 +196,4 @@ export async function ingestJsonlFile(pool: pg.Pool, file: string, options: Inge
 }
 
 /** `line N: <field path>: <reason> (refused value <value>)`, the form the CLI prints. */
-export function formatIngestError(error: IngestLineError): string {
-  const value = error.value !== undefined && !error.reason.includes(error.value) ? ` (refused value ${error.value})` : '';
-  return `line ${error.line}: ${error.path}: ${error.reason}${value}`;
-}
+export const formatIngestError = formatJsonlLineError;

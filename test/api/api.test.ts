@@ -58,6 +58,8 @@ describe('HTTP API: refusals before anything is written', () => {
       '/v1/approvals',
       '/v1/approvals/{id}/resolve',
       '/v1/recall',
+      '/v1/rollout/check',
+      '/v1/rollout/evidence',
       '/v1/runs',
       '/v1/sessions',
       '/v1/sessions/{id}',

@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { listSkillEvents } from '../../src/store/skill-event-repository.ts';
+import { activateTenants } from '../support/rollout.ts';
 import { bearer, openApiHarness, token, type ApiHarness } from './api-harness.ts';
 
 const writer = token('acme', ['skill.write', 'run.write', 'approval.read', 'approval.resolve'], 'acme-runtime');
@@ -30,6 +31,7 @@ describe('POST /v1/runs, /v1/skills/manage and the approvals routes', () => {
     const env = { SKILLSMITH_AUTHORING_ENABLED: 'true', TEMPORAL_TASK_QUEUE: `api-runs-${Date.now()}` };
     harness = await openApiHarness([writer, readOnly, other], { env, temporalAddress: inject('temporalAddress') });
     approvalsHarness = await openApiHarness([writer], { env: { ...env, SKILLSMITH_APPROVAL_PROFILE: 'skill_authoring' } });
+    for (const opened of [harness, approvalsHarness]) await activateTenants(opened.services.rollout, ['acme', 'globex']);
     connection = await Connection.connect({ address: inject('temporalAddress') });
   });
   afterAll(async () => {

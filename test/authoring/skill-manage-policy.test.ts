@@ -45,6 +45,12 @@ const untouchable = new Proxy({} as SkillRepository, {
   },
 });
 
+/**
+ * Every tenant activated: like the pool and the repository, the rollout gate is replaced here; the
+ * real gate refusing a tenant is tested in test/store/rollout-activation.test.ts.
+ */
+const everyTenantActivated = { requireActive: async (): Promise<void> => undefined };
+
 function manageWith(enabled = true) {
   const { pool, statements } = recordingPool();
   const skills = createSkillManage({
@@ -52,6 +58,7 @@ function manageWith(enabled = true) {
     repository: untouchable,
     defaultLicense: 'Apache-2.0',
     settings: { enabled, approvalProfile: 'none' },
+    activation: everyTenantActivated,
   });
   return { skills, statements };
 }

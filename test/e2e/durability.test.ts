@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { reportRunCompleted } from '../../src/client/run-intake-client.ts';
+import { loadConfig } from '../../src/config.ts';
 import { queryPassProgress, startSynthesisPass } from '../../src/client/synthesis-client.ts';
 import { startScriptedLlm } from '../support/scripted-llm.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
@@ -12,6 +13,8 @@ import type { PassRecord } from '../../src/synthesis/pass-record.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { requireTestModel, testModelDir } from '../support/test-model.ts';
 import { until } from '../support/until.ts';
+import { activateTenants } from '../support/rollout.ts';
+import { createConfiguredRolloutGate } from '../../src/rollout/rollout-gate.ts';
 
 const bin = fileURLToPath(new URL('../../bin/skillsmith.js', import.meta.url));
 
@@ -143,6 +146,8 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
       SKILLSMITH_LLM_BASE_URL: llm.baseUrl,
     };
     try {
+      // The worker process runs the combination reviewEnv configures: activate the tenant for it.
+      await activateTenants(createConfiguredRolloutGate(database.pool, loadConfig(reviewEnv)), ['reviews']);
       const first = startWorkerProcess(reviewEnv);
       workers.push(first);
       const runId = `killed-${Date.now()}`;

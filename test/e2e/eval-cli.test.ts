@@ -1,8 +1,12 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { execFile } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listProcedures } from '../../src/procedures/procedure-repository.ts';
+import { AUTHORING_IMPLEMENTATION_VERSION } from '../../src/rollout/activation.ts';
 import type { RunReport } from '../../src/runs/run-report.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
@@ -29,6 +33,7 @@ const TRANSLATE_GOALS = [
   'Produce a German translation of the getting started guide',
 ];
 
+const generatedCorpus = fileURLToPath(new URL('../../bench/corpora/generated.ts', import.meta.url));
 const jsonl = (values: readonly unknown[]) => values.map((value) => JSON.stringify(value)).join('\n') + '\n';
 const withoutTenant = ({ tenantId: _tenantId, ...report }: RunReport) => report;
 
@@ -128,5 +133,82 @@ describe('skillsmith eval: a labelled corpus through the real pass, scored', () 
       code: 'EvalCorpusInvalid',
       message: expect.stringMatching(/^7 run\(s\) have no label, e\.g\. "rotate-2"/),
     });
+  });
+  it('eval --paired on the generated corpus writes pairs that rollout record stores and rollout check evaluates', async () => {
+    const corpus = join(directory, 'generated');
+    await promisify(execFile)(process.execPath, [
+      '--import',
+      'tsx',
+      generatedCorpus,
+      '--out',
+      corpus,
+      '--runs',
+      '120',
+      '--catalog',
+      'classic',
+    ]);
+    const heldout = (await readFile(join(corpus, 'heldout.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { goal: string; family: string | null; tools?: string[]; gold?: string[] });
+    const labelled = heldout.filter((line) => line.family !== null);
+    const pairsFile = join(directory, 'pairs.jsonl');
+    const pairedEnv = { ...env, SKILLSMITH_MODEL_POLICY: 'offline-eval' };
+    const files = [
+      '--runs',
+      join(corpus, 'runs.jsonl'),
+      '--labels',
+      join(corpus, 'labels.jsonl'),
+      '--heldout',
+      join(corpus, 'heldout.jsonl'),
+    ];
+    const run = await runSkillsmith(['eval', ...files, '--paired', pairsFile, '--json'], pairedEnv, 300_000);
+    expect(run.code, run.stderr).toBe(0);
+    const { paired } = JSON.parse(run.stdout);
+    expect(paired.combination).toEqual({
+      modelPolicy: 'offline-eval',
+      policyProfile: 'none',
+      authoringVersion: AUTHORING_IMPLEMENTATION_VERSION,
+    });
+    expect(paired.goals).toBe(labelled.length);
+    expect(paired.recalled).toBeGreaterThan(0);
+    // Per goal: the original run's steps are its tools; a recalled procedure's match is judged, none is null.
+    for (const [index, goal] of paired.perGoal.entries()) {
+      expect(goal.goal).toBe(labelled[index]!.goal);
+      expect(goal.originalSteps).toBe(labelled[index]!.tools!.length);
+      expect(goal.recalledMatchesGold === null).toBe(goal.recalled === null);
+      expect(goal.stepReduction).toBe(goal.originalSteps - (goal.recalledSteps ?? goal.originalSteps));
+    }
+
+    const record = await runSkillsmith(['rollout', 'record', '--file', pairsFile, '--tenant', 'paired', '--json'], pairedEnv);
+    expect(record.code, record.stderr).toBe(0);
+    expect(JSON.parse(record.stdout)).toMatchObject({ samples: labelled.length, inserted: labelled.length, invalid: 0 });
+    const checked = await runSkillsmith(
+      [
+        'rollout',
+        'check',
+        '--model-policy',
+        'offline-eval',
+        '--policy-profile',
+        'none',
+        '--authoring-version',
+        AUTHORING_IMPLEMENTATION_VERSION,
+        '--tenant',
+        'paired',
+        '--json',
+      ],
+      pairedEnv,
+    );
+    expect(checked.code, checked.stderr).toBe(0);
+    const { tenantId: _tenantId, combination: _combination, ...document } = JSON.parse(checked.stdout);
+    // The gate computes from the stored pairs exactly what the eval reported it would.
+    expect(document).toEqual(paired.check);
+    expect(document.n).toBe(labelled.length);
+    expect(document.b).toBe(
+      paired.perGoal.filter(
+        (goal: { originalMatchesGold: boolean; recalledMatchesGold: boolean | null }) =>
+          goal.recalledMatchesGold === true && !goal.originalMatchesGold,
+      ).length,
+    );
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { comparePaired } from '../../src/eval/paired-eval.ts';
 import { formatEvalReport } from '../../src/eval/eval-table.ts';
 import type { EvalReport } from '../../src/eval/run-eval.ts';
 import {
@@ -195,6 +196,7 @@ describe('formatEvalReport', () => {
         falsePositiveRate: 0.5,
       },
       inSample: { goals: 4, top1: 3, rate: 0.75 },
+      paired: null,
       recallScores: { inSample: [1, 1, 1, 0.4], heldoutCovered: [0.8, 0.3], negatives: [0.2, 0.5] },
       timings: { ingestMs: 1200, passesMs: 30_000, scoringMs: 800, totalMs: 32_000 },
     };
@@ -210,5 +212,26 @@ describe('formatEvalReport', () => {
     expect(table).toContain('  rotate-key  4 runs  rotate 100.0 %');
     expect(table).toMatch(/without exactly one clean skill \(1\):\n {2}deploy$/);
     expect(formatEvalReport({ ...report, heldout: null })).toMatch(/held-out recall top-1 \/ top-2\s+–/);
+
+    const gold = ['repo.clone', 'build.run'];
+    const { report: paired } = comparePaired(
+      [
+        {
+          goal: 'deploy it',
+          family: 'deploy',
+          tools: ['repo.clone', 'web.search', 'build.run'],
+          gold,
+          recalled: { name: 'deploy', tools: gold },
+        },
+      ],
+      { modelPolicy: 'm', policyProfile: 'none', authoringVersion: 'authoring-1' },
+    );
+    const withPaired = formatEvalReport({ ...report, paired });
+    expect(withPaired).toMatch(/paired \(offline\): goals \/ recalled\s+1 \/ 1/);
+    expect(withPaired).toMatch(/paired: tool steps saved per goal \(95 %\)\s+1\.00 \[1\.00, 1\.00\]/);
+    expect(withPaired).toMatch(/paired: gold sequence without recall\s+0 \/ 1 = 0\.0 % \[0\.0 %, 97\.5 %\]/);
+    expect(withPaired).toMatch(/paired: gold sequence with recall\s+1 \/ 1 = 100\.0 % \[2\.5 %, 100\.0 %\]/);
+    expect(withPaired).toMatch(/paired: rollout check \(n, b, c\)\s+fails: 1, 1, 0, improvement 100\.0 %/);
+    expect(table).not.toContain('paired');
   });
 });

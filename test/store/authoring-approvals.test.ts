@@ -18,10 +18,13 @@ let database: TestDatabase;
 let repository: SkillRepository;
 let skills: SkillManage;
 let approvals: Approvals;
+let services: Services;
 
 beforeAll(async () => {
-  let services: Services;
-  ({ database, services } = await openTestServices({ enabled: true, approvalProfile: 'skill_authoring', approvalTtlHours: 72 }));
+  ({ database, services } = await openTestServices(
+    { enabled: true, approvalProfile: 'skill_authoring', approvalTtlHours: 72 },
+    { activatedTenants: ['t-approve', 't-expire', 't-metrics'] },
+  ));
   repository = services.skills;
   skills = services.skillManage;
   approvals = services.approvals;
@@ -331,6 +334,7 @@ describe('skillsmith metrics', () => {
       repository,
       defaultLicense: 'Apache-2.0',
       settings: { enabled: true, approvalProfile: 'none' },
+      activation: services.rollout,
     });
     await plain.manage(trustedContext(tenant, 'inv-m-create'), createRequest('measured'));
     await repository.install(tenant, skillPackage({ name: 'platform' }), { source: 'operator' });

@@ -17,11 +17,14 @@ import { createRequest, skillMd, trustedContext } from '../authoring/authoring-f
 let database: TestDatabase;
 let repository: SkillRepository;
 let skills: SkillManage;
+let services: Services;
 const decoder = new TextDecoder();
 
 beforeAll(async () => {
-  let services: Services;
-  ({ database, services } = await openTestServices({ enabled: true, approvalProfile: 'none' }));
+  ({ database, services } = await openTestServices(
+    { enabled: true, approvalProfile: 'none' },
+    { activatedTenants: ['t-archive', 't-conflict', 't-idem', 't-patch', 't-review', 't-scope', 't-source', 't-structural', 't-trust'] },
+  ));
   repository = services.skills;
   skills = services.skillManage;
 });
@@ -462,6 +465,7 @@ describe('skill_manage rollout control', () => {
       repository,
       defaultLicense: 'Apache-2.0',
       settings: { enabled: false, approvalProfile: 'none' },
+      activation: services.rollout,
     });
     await expect(disabled.manage(trustedContext('t-disabled', 'inv-disabled'), createRequest('never'))).rejects.toBeInstanceOf(
       SkillAuthoringDisabled,

@@ -14,11 +14,11 @@ import { openTestServices } from '../support/test-services.ts';
 
 /** The steps of skill_manage that read or write the database, each on its own against real Postgres. */
 let database: TestDatabase;
+let services: Services;
 let repository: SkillRepository;
 
 beforeAll(async () => {
-  let services: Services;
-  ({ database, services } = await openTestServices());
+  ({ database, services } = await openTestServices({}, { activatedTenants: ['steps-replay'] }));
   repository = services.skills;
 });
 
@@ -53,6 +53,7 @@ describe('findReplay', () => {
       repository,
       defaultLicense: 'Apache-2.0',
       settings: { enabled: true, approvalProfile: 'none' },
+      activation: services.rollout,
     });
     const invocation = parseManageInvocation(trustedContext(tenant, 'inv-replay'), createRequest('deploy'));
     expect(await findReplay(database.pool, invocation)).toBeUndefined();

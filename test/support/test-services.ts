@@ -2,6 +2,7 @@ import { createServices, type Services } from '../../src/app/services.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { openTestDatabase, type TestDatabase } from './database.ts';
+import { activateTenants } from './rollout.ts';
 
 export interface TestServices {
   database: TestDatabase;
@@ -9,14 +10,24 @@ export interface TestServices {
   services: Services;
 }
 
+export interface TestServicesOptions {
+  /** Tenants whose authoring is activated through the real rollout gate (an operator override). */
+  activatedTenants?: readonly string[];
+}
+
 /**
  * A fresh test database and the services the composition root builds over it, from the default
  * configuration (licence Apache-2.0) with the given authoring settings — the setup every store
  * test shares instead of wiring repositories by hand.
  */
-export async function openTestServices(authoring: Partial<Config['authoring']> = {}): Promise<TestServices> {
+export async function openTestServices(
+  authoring: Partial<Config['authoring']> = {},
+  options: TestServicesOptions = {},
+): Promise<TestServices> {
   const database = await openTestDatabase();
   const base = loadConfig({});
   const config: Config = { ...base, authoring: { ...base.authoring, ...authoring } };
-  return { database, services: createServices(config, database.pool, { logger: createLogger('silent') }) };
+  const services = createServices(config, database.pool, { logger: createLogger('silent') });
+  await activateTenants(services.rollout, options.activatedTenants ?? []);
+  return { database, services };
 }

@@ -9,6 +9,7 @@ import { startScriptedLlm, type ChatCompletionRequest, type ScriptedAnswer, type
 import { ingest, startSynthesisHarness, synthesisTestConfig, taskRuns, type SynthesisHarness } from '../support/synthesis-harness.ts';
 import { requireTestModel } from '../support/test-model.ts';
 import { until } from '../support/until.ts';
+import { activateTenants } from '../support/rollout.ts';
 
 const ROTATE_TOOLS = ['secrets.read', 'keys.rotate', 'secrets.write'];
 const ROTATE_GOALS = [
@@ -52,6 +53,16 @@ describe('run intake, the track record and the background review', () => {
       synthesis: { ...config.synthesis, distiller: 'extractive', minOccurrences: 3, minSuccessRate: 0.8 },
       authoring: { ...config.authoring, enabled: true, reviewEnabled: true },
     });
+    // Every tenant here but 'not-activated' is activated for the current combination.
+    await activateTenants(harness.services.rollout, [
+      'intake-once',
+      'intake-refused',
+      'track',
+      'review-patch',
+      'confined',
+      'never-fatal',
+      'continue',
+    ]);
   });
 
   afterAll(async () => {
@@ -89,6 +100,20 @@ describe('run intake, the track record and the background review', () => {
     const handle = harness.client.workflow.getHandle(`review/${tenantId}/${body.runId}`);
     await handle.result();
     expect((await handle.describe()).status.name).toBe('COMPLETED');
+  });
+
+  it('starts no LLM review for a tenant that is not activated, and reviews once an operator activates it', async () => {
+    const tenantId = 'not-activated';
+    const before = report(tenantId);
+    await send(before);
+    await recorded(tenantId, before.runId);
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(await findReview(database.pool, tenantId, before.runId)).toBeUndefined();
+
+    await activateTenants(harness.services.rollout, [tenantId]);
+    const after = report(tenantId);
+    await send(after);
+    expect(await reviewed(tenantId, after.runId)).toMatchObject({ status: 'completed', decision: 'none' });
   });
 
   it('refuses a bad report and an oversized one on the client side, sending nothing', async () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Option, type Command } from 'commander';
 import type { Config } from '../../config.ts';
+import { currentCombination } from '../../rollout/activation.ts';
 import { readStackFile } from '../../stack-file.ts';
 import type { CliContext } from '../context.ts';
 import { watchPass } from './synthesis.ts';
@@ -35,6 +36,11 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
     .requiredOption('--runs <file>', 'run reports, one JSON per line')
     .requiredOption('--labels <file>', '{"runId", "family"} per line, one for every run')
     .option('--heldout <file>', '{"goal", "family"} per line: goals no run has; family null for goals nothing should match')
+    .option(
+      '--paired <pairs-file>',
+      'offline paired estimate: each labelled held-out goal (with its "tools" and "gold" sequences) without and with recall, ' +
+        'written as a `rollout record` pairs file for the current combination',
+    )
     .addOption(
       new Option('--max-passes <n>', 'stop after this many passes').default(DEFAULT_MAX_PASSES).argParser((value) => {
         const parsed = Number(value);
@@ -42,7 +48,7 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
         return parsed;
       }),
     )
-    .action(async (options: { runs: string; labels: string; heldout?: string; maxPasses: number }, command: Command) => {
+    .action(async (options: { runs: string; labels: string; heldout?: string; paired?: string; maxPasses: number }, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
       const { config } = context;
       const started = Date.now();
@@ -80,6 +86,7 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
             runsFile: options.runs,
             labelsFile: options.labels,
             ...(options.heldout === undefined ? {} : { heldoutFile: options.heldout }),
+            ...(options.paired === undefined ? {} : { paired: { pairsFile: options.paired, combination: currentCombination(config) } }),
             maxPasses: options.maxPasses,
             settings: {
               embeddingModel: config.embedding.model,
@@ -94,6 +101,8 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
             },
           },
         );
+        // The recalls' last_used_at hints are written before the pool closes (else a warning at every eval's end).
+        await services.recallUsage.flush();
         context.output.result(json, report, () => formatEvalReport(report));
       } finally {
         await connection.close();
