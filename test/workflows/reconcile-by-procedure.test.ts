@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listCountedRuns, listProcedures, markSuperseded, setProcedureEnabled } from '../../src/procedures/procedure-repository.ts';
+import type { Procedure } from '../../src/procedures/procedure.ts';
 import type { RunReport } from '../../src/runs/run-report.ts';
 import { withTransaction } from '../../src/store/database.ts';
 import { createSkillRepository } from '../../src/store/skill-repository.ts';
@@ -185,26 +186,16 @@ describe('reconcile by procedure, a true track record, no silent cap', () => {
     // The same runs again: every cluster is a NOOP, no skill, revision or count changes.
     const again = await harness.runPass({ tenantId, full: true });
     expect(again.record.counts).toMatchObject({ qualifying: 2, added: 0, updated: 0, superseded: 0, noop: 2 });
-    const after = await listProcedures(database.pool, tenantId);
-    expect(
-      after.map(({ id, name, revision, successCount, attemptCount, toolSequence }) => ({
+    const state = (procedures: Procedure[]) =>
+      procedures.map(({ id, name, revision, successCount, attemptCount, toolSequence }) => ({
         id,
         name,
         revision,
         successCount,
         attemptCount,
         toolSequence,
-      })),
-    ).toEqual(
-      learned.map(({ id, name, revision, successCount, attemptCount, toolSequence }) => ({
-        id,
-        name,
-        revision,
-        successCount,
-        attemptCount,
-        toolSequence,
-      })),
-    );
+      }));
+    expect(state(await listProcedures(database.pool, tenantId))).toEqual(state(learned));
   });
 
   it('counts exactly the runs qualification counted, each once across passes, and the body states that record', async () => {
