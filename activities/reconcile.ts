@@ -15,6 +15,7 @@ export const reconcileSettings = ({ config }: Pick<ActivityDependencies, 'config
   goalModel: config.embedding.model,
   thresholds: reconcileThresholds(config.synthesis),
   minSteps: config.synthesis.minSteps,
+  minOccurrences: config.synthesis.minOccurrences,
 });
 
 /** RECONCILE, before distillation: the decision is recorded on the cluster; a NOOP ends the cluster here. */

@@ -210,6 +210,20 @@ export async function findCountedRuns(db: Queryable, tenantId: string, procedure
   return new Set(rows.map((row) => row.run_id));
 }
 
+/** For each of `runIds` that a live (not superseded) procedure counts as a success: those procedures' ids. */
+export async function findLiveLearners(db: Queryable, tenantId: string, runIds: string[]): Promise<Map<string, string[]>> {
+  const { rows } = await db.query<{ run_id: string; procedure_id: string }>(
+    `SELECT pr.run_id, pr.procedure_id FROM procedure_runs pr
+       JOIN procedures p ON p.tenant_id = pr.tenant_id AND p.id = pr.procedure_id
+      WHERE pr.tenant_id = $1 AND pr.run_id = ANY($2::text[]) AND pr.success AND p.superseded_by IS NULL
+      ORDER BY pr.run_id, pr.procedure_id`,
+    [tenantId, runIds],
+  );
+  const learners = new Map<string, string[]>();
+  for (const row of rows) learners.set(row.run_id, [...(learners.get(row.run_id) ?? []), row.procedure_id]);
+  return learners;
+}
+
 /** The runs a procedure's record counts, oldest first (its learned evidence). */
 export async function listCountedRuns(db: Queryable, tenantId: string, procedureId: string): Promise<CountedRun[]> {
   const { rows } = await db.query<{ run_id: string; success: boolean }>(

@@ -1,17 +1,15 @@
 /**
- * How alike two procedures' tool sequences are, by tool name and order: consecutive repeats (a
- * retried call) are collapsed first, then the longest common subsequence is scored Dice-style,
- * 2·LCS / (|a| + |b|), so one optional step in a four-step procedure still scores 0.89 while two
- * three-step procedures that share one tool score 0.33. 1 means the same procedure.
+ * How alike two procedures' tool sequences are, by tool name and order: the longest common
+ * subsequence scored Dice-style, 2·LCS / (|a| + |b|), so one optional step in a four-step procedure
+ * still scores 0.89 while two three-step procedures that share one tool score 0.33. 1 means the
+ * same procedure. The sequences are of successful calls, as the clustering compares runs: a
+ * retried call already left its failed attempt out, and two consecutive successful calls of one
+ * tool stay two steps (details of two vehicles are not a retry of one; collapsing them made
+ * procedures that differ in how many items they visit the same procedure).
  */
 
 import { toolSequenceSimilarity as procedureTraceSimilarity } from '../clustering/tool-sequence-similarity.ts';
 
-/** Consecutive calls of the same tool are one step: a retry does not make a new procedure. */
-export function collapseRepeats(tools: readonly string[]): string[] {
-  return tools.filter((tool, index) => index === 0 || tools[index - 1] !== tool);
-}
-
 export function toolSequenceSimilarity(a: readonly string[], b: readonly string[]): number {
-  return procedureTraceSimilarity({ tools: collapseRepeats(a) }, { tools: collapseRepeats(b) });
+  return procedureTraceSimilarity({ tools: a }, { tools: b });
 }

@@ -1,5 +1,10 @@
 import { meanGoalEmbedding } from '../embedding/goal-embedding-repository.ts';
-import { findCountedRuns, listProceduresWithGoalCentroids } from '../procedures/procedure-repository.ts';
+import {
+  findCountedRuns,
+  findLiveLearners,
+  findProcedureById,
+  listProceduresWithGoalCentroids,
+} from '../procedures/procedure-repository.ts';
 import type { ConsensusStep, CountedRun, Procedure } from '../procedures/procedure.ts';
 import { findUnsuccessfulRunIds } from '../runs/run-repository.ts';
 import type { Queryable } from '../store/database.ts';
@@ -7,7 +12,15 @@ import { buildClusterEvidence } from './cluster-evidence.ts';
 import { loadEvidenceRuns } from './evidence-runs.ts';
 import type { PassCluster } from './pass-record.ts';
 import { getPassCluster, listPassClusters, markClusterReconciled } from './pass-repository.ts';
-import { decide, matchProcedure, type ReconcileDecision, type ReconcileThresholds, type TrackRecord } from './reconcile.ts';
+import {
+  decide,
+  matchProcedure,
+  observedOptionalTools,
+  settleAlreadyLearned,
+  type ReconcileDecision,
+  type ReconcileThresholds,
+  type TrackRecord,
+} from './reconcile.ts';
 
 /**
  * RECONCILE for one qualifying cluster of a pass, before anything is distilled: the cluster's
@@ -22,6 +35,8 @@ export interface ReconcileClusterDependencies {
   goalModel: string;
   thresholds: ReconcileThresholds;
   minSteps: number;
+  /** An ADD needs this many successful runs no live procedure has learned from (qualification's minimum). */
+  minOccurrences: number;
 }
 
 export interface ReconcileClusterOutcome {
@@ -55,6 +70,17 @@ export function trackRecordAfter(target: Procedure | undefined, fresh: CountedRu
   return { successCount: (target?.successCount ?? 0) + successes, attemptCount: (target?.attemptCount ?? 0) + fresh.length };
 }
 
+/** For each run a live procedure counts as a success: those procedures. */
+async function liveLearnersOf(db: Queryable, tenantId: string, runIds: string[]): Promise<Map<string, Procedure[]>> {
+  const learners = await findLiveLearners(db, tenantId, runIds);
+  const procedures = new Map<string, Procedure>();
+  for (const id of new Set([...learners.values()].flat())) {
+    const procedure = await findProcedureById(db, tenantId, id);
+    if (procedure) procedures.set(id, procedure);
+  }
+  return new Map([...learners].map(([runId, ids]) => [runId, ids.flatMap((id) => procedures.get(id) ?? [])]));
+}
+
 interface ClusterDecision {
   decision: ReconcileDecision;
   target: Procedure | undefined;
@@ -63,17 +89,27 @@ interface ClusterDecision {
 
 async function decideCluster(deps: ReconcileClusterDependencies, tenantId: string, cluster: PassCluster): Promise<ClusterDecision> {
   const { db } = deps;
-  const evidence = buildClusterEvidence(await loadEvidenceRuns(db, tenantId, cluster.runIds, cluster.successfulRunIds), deps.minSteps);
+  const runs = await loadEvidenceRuns(db, tenantId, cluster.runIds, cluster.successfulRunIds);
+  const evidence = buildClusterEvidence(runs, deps.minSteps);
   const counted = await countedRunsOf(db, tenantId, cluster);
+  const successful = new Set(cluster.successfulRunIds);
   const profile = {
     tools: evidence.consensusSequence.map((step) => step.tool),
+    optionalTools: observedOptionalTools(
+      runs.filter((run) => successful.has(run.runId)).map((run) => run.toolCalls.filter((call) => call.success).map((call) => call.tool)),
+    ),
     goalCentroid: await meanGoalEmbedding(db, tenantId, deps.goalModel, cluster.successfulRunIds),
     successCount: cluster.successfulRunIds.length,
     attemptCount: counted.length,
   };
   const match = matchProcedure(profile, await listProceduresWithGoalCentroids(db, tenantId, deps.goalModel), deps.thresholds);
   const fresh = match ? await freshRunsFor(db, tenantId, match.target, counted) : counted;
-  const decision = decide(profile, match, fresh.length);
+  const decision = settleAlreadyLearned(
+    decide(profile, match, fresh.length),
+    cluster.successfulRunIds,
+    await liveLearnersOf(db, tenantId, cluster.successfulRunIds),
+    deps.minOccurrences,
+  );
   const target = decision.action === 'add' ? undefined : decision.action === 'supersede' ? decision.weaker : decision.target;
   return { decision, target, toolSequence: evidence.consensusSequence };
 }

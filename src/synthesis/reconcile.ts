@@ -6,12 +6,14 @@ import { toolSequenceSimilarity } from '../procedures/tool-sequence.ts';
  * against the existing procedures — by tool sequence and by the goals each was learned from,
  * never by the wording of a description — becomes
  * - UPDATE (a new revision of the same skill, with the runs it had not counted yet) or NOOP
- *   (nothing new) when it is the same procedure: the same tool sequence, retried calls collapsed,
- *   whatever its goals read like, or one that differs by an optional step (≥ 0.8) for the same
- *   kind of goal. Identical procedures never fork a second live skill.
+ *   (nothing new) when it is the same procedure: the same sequence of successful calls, whatever
+ *   its goals read like; one that differs only by steps the cluster's own successful runs
+ *   show to be optional (some took them, some did not); or one that differs by an optional step
+ *   (≥ 0.8) for the same kind of goal. Identical procedures never fork a second live skill.
  * - SUPERSEDE or NOOP when it is a different procedure for the same job (the goals it was learned
  *   from all but interchangeable): the stronger track record by its Wilson lower bound wins.
- * - ADD otherwise: a different tool sequence is a different procedure, never absorbed.
+ * - ADD otherwise: a different tool sequence is a different procedure, never absorbed — unless
+ *   live procedures already learned from its successful runs (settleAlreadyLearned: NOOP).
  */
 
 /** One optional step in a procedure of four or more steps still scores ≥ 0.8 (tool-sequence.ts). */
@@ -34,6 +36,8 @@ export interface TrackRecord {
 export interface ClusterProfile extends TrackRecord {
   /** The consensus tool names of the cluster's successful runs. */
   tools: string[];
+  /** Tools some but not all of the cluster's successful runs called (observedOptionalTools). */
+  optionalTools?: readonly string[];
   /** Mean goal embedding of its successful runs. */
   goalCentroid: Float32Array | null;
 }
@@ -59,6 +63,8 @@ export interface ProcedureMatch {
   relation: 'same-procedure' | 'same-job';
   target: Procedure;
   sequenceSimilarity: number;
+  /** The sequences differ only by steps the cluster's runs show to be optional. */
+  optionalApart: boolean;
   /** null when either side has no goal centroid. */
   goalSimilarity: number | null;
 }
@@ -94,6 +100,30 @@ export function wilsonLowerBound({ successCount, attemptCount }: TrackRecord): n
 const isLive = (procedure: Procedure) => procedure.supersededBy === null;
 
 /**
+ * The tools that some but not all of these runs called (each run: the tools of its successful
+ * calls). Runs pursuing the same goals that do and do not take a step are the evidence that the
+ * step is optional for those goals, whatever other goals read like.
+ */
+export function observedOptionalTools(runs: ReadonlyArray<readonly string[]>): string[] {
+  const used = new Map<string, number>();
+  for (const tools of runs) for (const tool of new Set(tools)) used.set(tool, (used.get(tool) ?? 0) + 1);
+  return [...used]
+    .filter(([, count]) => count < runs.length)
+    .map(([tool]) => tool)
+    .sort();
+}
+
+/** Two sequences are the same procedure up to optional steps when, without those tools, what remains is the same non-empty sequence. */
+export function sameUpToOptionalSteps(a: readonly string[], b: readonly string[], optional: readonly string[]): boolean {
+  if (optional.length === 0) return false;
+  const skip = new Set(optional);
+  const core = (tools: readonly string[]) => tools.filter((tool) => !skip.has(tool));
+  const coreA = core(a);
+  const coreB = core(b);
+  return coreA.length > 0 && coreA.length === coreB.length && coreA.every((tool, index) => tool === coreB[index]);
+}
+
+/**
  * The existing procedure this cluster is, or competes with: the same procedure first (identical
  * sequence, else one optional step apart for the same kind of goal; a live one before a
  * superseded one, then the most alike), else the live procedure doing the same job with the most
@@ -110,6 +140,11 @@ export function matchProcedure(
       cluster.tools,
       procedure.toolSequence.map((step) => step.tool),
     ),
+    optionalApart: sameUpToOptionalSteps(
+      cluster.tools,
+      procedure.toolSequence.map((step) => step.tool),
+      cluster.optionalTools ?? [],
+    ),
     goalSimilarity:
       cluster.goalCentroid && goalCentroid && goalCentroid.length === cluster.goalCentroid.length
         ? cosine(cluster.goalCentroid, goalCentroid)
@@ -120,6 +155,7 @@ export function matchProcedure(
     .filter(
       (candidate) =>
         candidate.sequenceSimilarity === 1 ||
+        candidate.optionalApart ||
         (candidate.sequenceSimilarity >= SAME_PROCEDURE_SEQUENCE_SIMILARITY && goal(candidate) >= thresholds.sameKindOfGoal),
     )
     .sort(
@@ -140,7 +176,40 @@ const formatRecord = (record: TrackRecord) =>
   `${record.successCount}/${record.attemptCount}, lower bound ${wilsonLowerBound(record).toFixed(2)}`;
 
 const similarity = (match: ProcedureMatch) =>
-  `sequence ${match.sequenceSimilarity.toFixed(2)}, goals ${match.goalSimilarity === null ? 'n/a' : match.goalSimilarity.toFixed(2)}`;
+  `sequence ${match.sequenceSimilarity.toFixed(2)}${match.optionalApart ? ' (the rest are steps its runs show optional)' : ''}, ` +
+  `goals ${match.goalSimilarity === null ? 'n/a' : match.goalSimilarity.toFixed(2)}`;
+
+/**
+ * An ADD needs runs no live procedure has learned from: at least `minOccurrences` successful runs
+ * (what qualification asks of a cluster). A cluster whose successful runs other procedures already
+ * count is not a new procedure — it would be a second live skill taught by the same runs, and the
+ * next full pass over the same data would add it again — so it is a NOOP against the procedure that
+ * counts the most of them. `learners` maps a run to the live procedures counting it as a success.
+ */
+export function settleAlreadyLearned(
+  decision: ReconcileDecision,
+  successfulRunIds: readonly string[],
+  learners: ReadonlyMap<string, readonly Procedure[]>,
+  minOccurrences: number,
+): ReconcileDecision {
+  if (decision.action !== 'add') return decision;
+  const held = new Map<string, { procedure: Procedure; runs: number }>();
+  let unlearned = 0;
+  for (const runId of successfulRunIds) {
+    const procedures = learners.get(runId) ?? [];
+    if (procedures.length === 0) unlearned += 1;
+    for (const procedure of procedures) held.set(procedure.id, { procedure, runs: (held.get(procedure.id)?.runs ?? 0) + 1 });
+  }
+  const [holder] = [...held.values()].sort((a, b) => b.runs - a.runs || a.procedure.name.localeCompare(b.procedure.name));
+  if (!holder || unlearned >= minOccurrences) return decision;
+  return {
+    action: 'noop',
+    target: holder.procedure,
+    reason:
+      `only ${unlearned} of its ${successfulRunIds.length} successful runs are not learned by a live procedure yet ` +
+      `(minOccurrences ${minOccurrences}); ${holder.procedure.name} counts ${holder.runs} of them`,
+  };
+}
 
 /**
  * The decision, given the match and how many of the cluster's counted runs the matched procedure

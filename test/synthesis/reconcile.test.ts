@@ -1,9 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Procedure } from '../../src/procedures/procedure.ts';
-import { collapseRepeats, toolSequenceSimilarity } from '../../src/procedures/tool-sequence.ts';
+import { toolSequenceSimilarity } from '../../src/procedures/tool-sequence.ts';
 import {
   decide,
   matchProcedure,
+  observedOptionalTools,
+  sameUpToOptionalSteps,
+  settleAlreadyLearned,
   wilsonLowerBound,
   type ClusterProfile,
   type ProcedureProfile,
@@ -50,9 +53,10 @@ function cluster(overrides: Partial<ClusterProfile> = {}): ClusterProfile {
 }
 
 describe('tool-sequence similarity', () => {
-  it('collapses retried calls and scores an optional step as near, a different procedure as far', () => {
-    expect(collapseRepeats(['a', 'a', 'b', 'a'])).toEqual(['a', 'b', 'a']);
-    expect(toolSequenceSimilarity(['a', 'b', 'b', 'c'], ['a', 'b', 'c'])).toBe(1);
+  it('scores an optional step as near, a different procedure as far; a repeated successful call is a step of its own', () => {
+    expect(toolSequenceSimilarity(['a', 'b', 'c'], ['a', 'b', 'c'])).toBe(1);
+    // details of two items are not a retry of one (a failed attempt is not in a sequence of successful calls)
+    expect(toolSequenceSimilarity(['a', 'b', 'b', 'c'], ['a', 'b', 'c'])).toBeCloseTo(6 / 7);
     expect(toolSequenceSimilarity(['a', 'b', 'c', 'd'], ['a', 'b', 'x', 'c', 'd'])).toBeCloseTo(8 / 9);
     expect(toolSequenceSimilarity(['a', 'b', 'c'], ['a', 'x', 'y'])).toBeCloseTo(1 / 3);
   });
@@ -68,7 +72,7 @@ describe('reconcile by procedure (ADD / UPDATE / NOOP / SUPERSEDE, never DELETE)
   it('an identical procedure is the same skill whatever its goals read like: UPDATE with new runs, NOOP without', () => {
     const lockAndStart = ['lockDoors', 'pressBrakePedal', 'startEngine'];
     const existing = profile({ name: 'start-the-car', toolSequence: steps(...lockAndStart) }, goalAt(0.2));
-    const match = matchProcedure(cluster({ tools: ['lockDoors', 'lockDoors', 'pressBrakePedal', 'startEngine'] }), [existing], thresholds);
+    const match = matchProcedure(cluster({ tools: lockAndStart }), [existing], thresholds);
     expect(match).toMatchObject({ relation: 'same-procedure', target: { name: 'start-the-car' }, sequenceSimilarity: 1 });
     expect(decide(cluster(), match, 2)).toMatchObject({ action: 'update', target: { name: 'start-the-car' } });
     expect(decide(cluster(), match, 0)).toMatchObject({ action: 'noop', reason: expect.stringMatching(/every run already counted/) });
@@ -80,6 +84,45 @@ describe('reconcile by procedure (ADD / UPDATE / NOOP / SUPERSEDE, never DELETE)
     expect(matchProcedure(cluster(), [withTests(0.3)], thresholds)).toBeUndefined();
     const otherTools = profile({ toolSequence: steps('repo.clone', 'pkg.build', 'deploy.apply') }, goalAt(0.97));
     expect(matchProcedure(cluster(), [otherTools], thresholds)).toMatchObject({ relation: 'same-job' });
+  });
+
+  it('a step the cluster’s own runs show optional makes no other procedure, however unlike the goals', () => {
+    const withMail = profile(
+      { name: 'refund-order', toolSequence: steps('orders.get', 'payments.refund', 'orders.update', 'email.send') },
+      goalAt(0.2),
+    );
+    const runs = [
+      ['orders.get', 'payments.refund', 'orders.update'],
+      ['orders.get', 'payments.refund', 'orders.update'],
+      ['orders.get', 'payments.refund', 'orders.update', 'email.send'],
+    ];
+    expect(observedOptionalTools(runs)).toEqual(['email.send']);
+    const withoutMail = cluster({ tools: runs[0]!, optionalTools: observedOptionalTools(runs) });
+    expect(matchProcedure(withoutMail, [withMail], thresholds)).toMatchObject({ relation: 'same-procedure', optionalApart: true });
+    // without that evidence the same two sequences for unlike goals stay apart
+    expect(matchProcedure(cluster({ tools: runs[0]! }), [withMail], thresholds)).toBeUndefined();
+    // an optional tool explains only itself: a core that differs is another procedure
+    expect(
+      sameUpToOptionalSteps(['orders.get', 'inventory.reserve', 'email.send'], ['orders.get', 'payments.refund'], ['email.send']),
+    ).toBe(false);
+    expect(sameUpToOptionalSteps(['email.send'], ['email.send', 'email.send'], ['email.send'])).toBe(false);
+  });
+
+  it('an ADD whose successful runs live procedures already learned from is a NOOP against the one that counts most', () => {
+    const add = { action: 'add' as const, reason: 'new' };
+    const known = procedure({ id: 'p1', name: 'known' });
+    const learners = new Map([
+      ['r1', [known]],
+      ['r2', [known]],
+      ['r3', [known]],
+    ]);
+    expect(settleAlreadyLearned(add, ['r1', 'r2', 'r3', 'r4'], learners, 3)).toMatchObject({
+      action: 'noop',
+      target: { id: 'p1' },
+      reason: expect.stringMatching(/^only 1 of its 4 successful runs .* known counts 3/),
+    });
+    expect(settleAlreadyLearned(add, ['r1', 'r4', 'r5', 'r6'], learners, 3)).toBe(add);
+    expect(settleAlreadyLearned(add, ['r7', 'r8'], learners, 3)).toBe(add);
   });
 
   it('a different tool sequence for goals that merely read alike is a different procedure: ADD, not absorbed', () => {

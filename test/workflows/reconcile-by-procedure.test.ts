@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listCountedRuns, listProcedures, markSuperseded, setProcedureEnabled } from '../../src/procedures/procedure-repository.ts';
+import type { Procedure } from '../../src/procedures/procedure.ts';
 import type { RunReport } from '../../src/runs/run-report.ts';
 import { withTransaction } from '../../src/store/database.ts';
 import { createSkillRepository } from '../../src/store/skill-repository.ts';
@@ -19,6 +20,7 @@ const START_CAR = ['lockDoors', 'pressBrakePedal', 'startEngine'];
 const CAR_RENTAL = ['cars.search', 'cars.quote', 'cars.book'];
 const FLIGHT = ['flights.search', 'flights.select', 'flights.book', 'mail.send'];
 const DEPLOY = ['repo.clone', 'build.run', 'deploy.apply', 'deploy.status'];
+const REFUND = ['orders.get', 'payments.refund', 'orders.update', 'email.send'];
 
 const withStatus = (reports: RunReport[], status: RunReport['status']): RunReport[] => reports.map((report) => ({ ...report, status }));
 const tooShort = (reports: RunReport[]): RunReport[] => reports.map((report) => ({ ...report, toolCalls: report.toolCalls.slice(0, 1) }));
@@ -138,6 +140,62 @@ describe('reconcile by procedure, a true track record, no silent cap', () => {
       procedures.every((procedure) => procedure.supersededBy === null && procedure.successCount === 3 && procedure.attemptCount === 3),
     ).toBe(true);
     expect(procedures.map((procedure) => procedure.toolSequence.map((step) => step.tool)).sort()).toEqual([CAR_RENTAL, FLIGHT]);
+  });
+
+  it('a step some runs of a cluster skip is optional: one skill for goals that read unlike, and a second full pass changes nothing', async () => {
+    const tenantId = 'optional-step';
+    const withoutMail = REFUND.slice(0, 3);
+    await ingest(
+      database,
+      taskRuns(
+        'refund',
+        [
+          'Refund order A-1001 for Ana',
+          'Please refund order A-1002 for Ben',
+          'Refund order A-1003 for Cleo',
+          'Refund order A-1004 for Dev',
+        ],
+        REFUND,
+        { tenantId },
+      ),
+      tenantId,
+    );
+    // Unlike goals, and two of their three runs skip the confirmation mail: their cluster's consensus lacks it.
+    const damaged = taskRuns(
+      'damaged',
+      [
+        'The parcel A-2001 arrived smashed, make it right',
+        'Parcel A-2002 came in pieces, make it right',
+        'Parcel A-2003 arrived broken; make it right',
+      ],
+      REFUND,
+      { tenantId, startAt: 10 },
+    ).map((report, index) =>
+      index < 2 ? { ...report, toolCalls: report.toolCalls.filter((call) => withoutMail.includes(call.tool)) } : report,
+    );
+    await ingest(database, damaged, tenantId);
+
+    const first = await harness.runPass({ tenantId });
+    expect(first.record.counts).toMatchObject({ qualifying: 2, added: 1, updated: 1, superseded: 0, pending: 0 });
+    const clusters = await listPassClusters(database.pool, tenantId, first.handle.workflowId);
+    expect(clusters.find((cluster) => cluster.decision === 'update')!.decisionReason).toMatch(/steps its runs show optional/);
+    const learned = await listProcedures(database.pool, tenantId);
+    expect(learned).toHaveLength(1);
+    expect(learned[0]).toMatchObject({ revision: 2, successCount: 7, attemptCount: 7, supersededBy: null });
+
+    // The same runs again: every cluster is a NOOP, no skill, revision or count changes.
+    const again = await harness.runPass({ tenantId, full: true });
+    expect(again.record.counts).toMatchObject({ qualifying: 2, added: 0, updated: 0, superseded: 0, noop: 2 });
+    const state = (procedures: Procedure[]) =>
+      procedures.map(({ id, name, revision, successCount, attemptCount, toolSequence }) => ({
+        id,
+        name,
+        revision,
+        successCount,
+        attemptCount,
+        toolSequence,
+      }));
+    expect(state(await listProcedures(database.pool, tenantId))).toEqual(state(learned));
   });
 
   it('counts exactly the runs qualification counted, each once across passes, and the body states that record', async () => {
