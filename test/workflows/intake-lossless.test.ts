@@ -1,3 +1,4 @@
+import { temporal } from '@temporalio/proto';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiTokenEntry } from '../../src/api/auth.ts';
@@ -70,6 +71,19 @@ describe('a lossless run intake', () => {
 
   const post = (token: ApiTokenEntry, body: unknown) =>
     api.inject({ method: 'POST', url: '/v1/runs', headers: { authorization: `Bearer ${token.token}` }, payload: body as object });
+  /** Refreshes a replay fixture (test/workflows/replay.test.ts) once the intake is idle, after an intended workflow change. */
+  const recordIntakeHistory = async (name: string, tenantId: string) => {
+    if (!process.env.SKILLSMITH_RECORD_HISTORIES) return;
+    const handle = harness.client.workflow.getHandle(`intake/${tenantId}/agent-big`);
+    const history = await until(`intake/${tenantId} idle`, async () => {
+      const fetched = await handle.fetchHistory();
+      // Idle: waiting for a signal under the idle timer, nothing scheduled after it.
+      const last = fetched.events?.at(-1)?.eventType;
+      return last === temporal.api.enums.v1.EventType.EVENT_TYPE_TIMER_STARTED ? fetched : undefined;
+    });
+    const { recordHistory } = await import('../support/histories.ts');
+    await recordHistory(name, handle.workflowId, history);
+  };
   const stored = (tenantId: string, count: number) =>
     until(`${count} runs of ${tenantId}`, async () => ((await countRuns(database.pool, tenantId)).runs === count ? true : undefined), {
       timeoutMs: 30_000,
@@ -85,6 +99,7 @@ describe('a lossless run intake', () => {
     expect(small.statusCode).toBe(202);
     expect((await countRuns(database.pool, 'lossless')).runs).toBe(7);
     for (const runId of runIds) expect((await findRun(database.pool, 'lossless', runId))?.toolCalls).toHaveLength(15);
+    await recordIntakeHistory('run-intake-stored', 'lossless');
   });
 
   it('records six ~900 KB reports signalled over Temporal, and a small one signalled after them', async () => {
@@ -145,6 +160,7 @@ describe('a lossless run intake', () => {
     const later = report(`good-${sequence++}`, 1);
     await send(later);
     await stored(tenantId, 4);
+    await recordIntakeHistory('run-intake-bounded', tenantId);
 
     const posted = await post(
       writer,

@@ -89,6 +89,12 @@ describe('run intake, the track record and the background review', () => {
     const handle = harness.client.workflow.getHandle(`review/${tenantId}/${body.runId}`);
     await handle.result();
     expect((await handle.describe()).status.name).toBe('COMPLETED');
+    if (process.env.SKILLSMITH_RECORD_HISTORIES) {
+      // Refreshes the replay fixture after an intended workflow change (test/workflows/replay.test.ts).
+      const { recordHistory } = await import('../support/histories.ts');
+      const intake = harness.client.workflow.getHandle(`intake/${tenantId}/agent-7`);
+      await recordHistory('run-intake', intake.workflowId, await intake.fetchHistory());
+    }
   });
 
   it('refuses a bad report and an oversized one on the client side, sending nothing', async () => {
