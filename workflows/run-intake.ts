@@ -37,8 +37,8 @@ export const runCompletedSignal = defineSignal<[unknown]>(RUN_COMPLETED_SIGNAL);
 export const runStoredSignal = defineSignal<[StoredRunReference]>(RUN_STORED_SIGNAL);
 
 /**
- * Batches bounded by bytes, oversized signals refused, continue-as-new by history size and only
- * with no report in hand. Histories from before it replay with count-only batches.
+ * Batches bounded by bytes, oversized signals refused, continue-as-new also by history size and
+ * carrying at most one batch of reports. Histories from before it replay with count-only batches.
  */
 export const LOSSLESS_INTAKE_PATCH = 'intake-batches-bounded-by-bytes';
 
@@ -135,8 +135,10 @@ export async function runIntake(input: RunIntakeInput): Promise<{ recorded: numb
       info.continueAsNewSuggested ||
       info.historyLength > (input.historyLimit ?? MAX_HISTORY_EVENTS) ||
       (lossless && info.historySize > MAX_HISTORY_BYTES);
-    // Reports are recorded before continuing: the next run's input carries only run ids.
-    if (historyFull && !(lossless && queue.length > 0)) {
+    // The next run's input carries what is queued only while that fits one batch: past it, the
+    // reports in hand are recorded first (a steady stream still continues as new between batches).
+    const carriesTooMuch = lossless && queue.reduce((bytes, entry) => bytes + entry.bytes, 0) > BATCH_BYTES;
+    if (historyFull && !carriesTooMuch) {
       await condition(allHandlersFinished);
       return await continueAsNew<typeof runIntake>({
         ...input,

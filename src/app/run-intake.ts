@@ -1,13 +1,12 @@
 import { Client, Connection } from '@temporalio/client';
 import type pg from 'pg';
 import { RUN_STORED_SIGNAL } from '../client/intake-contract.ts';
-import { admitRunReport, RunReportInvalid, signalIntake } from '../client/run-intake-client.ts';
+import { admitRunReport, signalIntake } from '../client/run-intake-client.ts';
 import { TemporalUnavailable } from '../client/temporal-unavailable.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { RunReport } from '../runs/run-report.ts';
-import { upsertRuns } from '../runs/run-repository.ts';
-import { isContentError } from '../store/content-error.ts';
+import { createGroupedRunWriter } from '../runs/grouped-run-writer.ts';
 
 /** Takes a run report in: validates it, refuses oversized ones, stores it, then tells the intake. */
 export type ReportRunFunction = (report: unknown) => Promise<{ workflowId: string; report: RunReport }>;
@@ -34,8 +33,8 @@ export interface RunIntakeDependencies {
 
 /**
  * The run intake behind `POST /v1/runs`, store first: the report is written (idempotent on
- * tenant + runId; other content under a stored runId is a RunConflict) before anything is
- * answered, and only then is the agent's intake workflow signalled with the run's id — a few
+ * tenant + runId; other content under a stored runId is a RunConflict; reports arriving together
+ * share a transaction) before anything is answered, and only then is the agent's intake workflow signalled with the run's id — a few
  * bytes, whatever the report's size — to start its review. So an accepted run is durable
  * before the 202, and no report can make the workflow's history or activity input too large.
  * When the signal fails the run stays stored, the failure is logged and answered (503): the
@@ -53,15 +52,10 @@ export function createRunIntake({ config, pool, logger, temporalAddress }: RunIn
       throw new TemporalUnavailable(`Temporal at ${address} does not answer: ${(error as Error).message}`);
     }
   });
+  const storeRun = createGroupedRunWriter(pool);
   return async (report) => {
     const valid = admitRunReport(report);
-    try {
-      await upsertRuns(pool, valid.tenantId, [valid]);
-    } catch (error) {
-      // Valid by the contract but not storable (e.g. a timestamp in year 0): the sender's to fix.
-      if (isContentError(error)) throw new RunReportInvalid([{ path: '(report)', reason: `the database refuses it: ${error.message}` }]);
-      throw error;
-    }
+    await storeRun(valid);
     const { tenantId, agentId, runId } = valid;
     try {
       const workflowId = await signalIntake(

@@ -167,7 +167,7 @@ describe('a lossless run intake', () => {
       report(`api-poison-${sequence++}`, 1, { startedAt: '0000-01-01T00:00:00Z', completedAt: '0000-01-01T00:01:00Z' }),
     );
     expect(posted.statusCode).toBe(400);
-    expect(posted.json().error).toMatchObject({ code: 'RunReportInvalid', message: expect.stringContaining('the database refuses it') });
+    expect(posted.json().error).toMatchObject({ code: 'RunNotStorable', message: expect.stringContaining('the database refuses it') });
   });
 
   it('keeps a run stored when its intake cannot be signalled, answers 503 and logs it; reporting again signals', async () => {
