@@ -65,6 +65,8 @@ const CONTRACT_STATUSES: Record<string, number> = {
   RunReportInvalid: 400,
   RunReportTooLarge: 413,
   TemporalUnavailable: 503,
+  RunConflict: 409,
+  RunNotStorable: 400,
   SkillAuthoringDenied: 403,
   SkillAuthoringDisabled: 403,
   SkillRevisionConflict: 409,

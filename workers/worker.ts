@@ -1,8 +1,9 @@
 import { extname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import type { ActivityDependencies } from '../activities/dependencies.ts';
+import { sdkLogger } from './sdk-logger.ts';
 
 // The SDK bundles the workflows from this path: index.ts next to the sources, index.js in the build (dist/).
 export const workflowsPath = fileURLToPath(new URL(`../workflows/index${extname(import.meta.url)}`, import.meta.url));
@@ -19,11 +20,12 @@ let runtimeInstalled = false;
 /** A worker over the given dependencies; the caller runs it and closes the connection. */
 export async function createWorker(options: WorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
   if (!runtimeInstalled) {
-    // The SDK's own logs (bundler output, state changes) only at warn and above; ours go through pino.
-    // Core's native logs are forwarded to that logger (stderr): printed directly they go to
-    // stdout and break the --json output of commands that run a worker in-process (demo, eval).
+    // The SDK's own logs (bundler output, state changes) only at warn and above, through the
+    // first worker's logger (one runtime per process). Core's native logs are forwarded to it
+    // (stderr): printed directly they go to stdout and break the --json output of commands that
+    // run a worker in-process (demo, eval).
     Runtime.install({
-      logger: new DefaultLogger('WARN'),
+      logger: sdkLogger(options.dependencies.logger),
       telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
     });
     runtimeInstalled = true;

@@ -49,8 +49,14 @@ export function createErrorHandler(logger: Logger) {
       return reply.code(500).send(body('InternalError', 'internal error'));
     }
     switch (error.code) {
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return reply.code(413).send(body('PayloadTooLarge', error.message));
+      case 'FST_ERR_CTP_BODY_TOO_LARGE': {
+        const limitBytes = request.routeOptions.bodyLimit;
+        return reply
+          .code(413)
+          .send(
+            body('PayloadTooLarge', `the request body is over the ${limitBytes}-byte limit (SKILLSMITH_API_BODY_LIMIT)`, { limitBytes }),
+          );
+      }
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return reply.code(415).send(body('UnsupportedMediaType', 'send application/json'));
       case 'FST_ERR_CTP_EMPTY_JSON_BODY':

@@ -1,10 +1,14 @@
 import { Client, Connection } from '@temporalio/client';
-import { reportRunCompleted } from '../client/run-intake-client.ts';
+import type pg from 'pg';
+import { RUN_STORED_SIGNAL } from '../client/intake-contract.ts';
+import { admitRunReport, signalIntake } from '../client/run-intake-client.ts';
 import { TemporalUnavailable } from '../client/temporal-unavailable.ts';
 import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
 import type { RunReport } from '../runs/run-report.ts';
+import { createGroupedRunWriter } from '../runs/grouped-run-writer.ts';
 
-/** Hands a run report to the intake (signalWithStart); validates it and refuses oversized ones. */
+/** Takes a run report in: validates it, refuses oversized ones, stores it, then tells the intake. */
 export type ReportRunFunction = (report: unknown) => Promise<{ workflowId: string; report: RunReport }>;
 
 /** Connects once, on first use; a failure is not remembered, so a fixed cause heals without a restart. */
@@ -19,12 +23,25 @@ function lazily<T>(load: () => Promise<T>): () => Promise<T> {
   };
 }
 
+export interface RunIntakeDependencies {
+  config: Config;
+  pool: pg.Pool;
+  logger: Logger;
+  /** TEMPORAL_ADDRESS or the running stack's; config's when not given. */
+  temporalAddress: string | undefined;
+}
+
 /**
- * The run intake over Temporal: the connection opens on first use, so whatever holds it starts
- * (and serves everything else) without Temporal; a report then fails with TemporalUnavailable.
- * `temporalAddress` is TEMPORAL_ADDRESS or the running stack's; config's when not given.
+ * The run intake behind `POST /v1/runs`, store first: the report is written (idempotent on
+ * tenant + runId; other content under a stored runId is a RunConflict; reports arriving together
+ * share a transaction) before anything is answered, and only then is the agent's intake workflow signalled with the run's id — a few
+ * bytes, whatever the report's size — to start its review. So an accepted run is durable
+ * before the 202, and no report can make the workflow's history or activity input too large.
+ * When the signal fails the run stays stored, the failure is logged and answered (503): the
+ * sender reports again, which changes nothing stored and signals again.
+ * The Temporal connection opens on first use, so whatever holds it starts without Temporal.
  */
-export function createRunIntake(config: Config, temporalAddress: string | undefined): ReportRunFunction {
+export function createRunIntake({ config, pool, logger, temporalAddress }: RunIntakeDependencies): ReportRunFunction {
   const temporal = lazily<Client>(async () => {
     const address = temporalAddress ?? config.temporal.address;
     if (!address)
@@ -35,5 +52,31 @@ export function createRunIntake(config: Config, temporalAddress: string | undefi
       throw new TemporalUnavailable(`Temporal at ${address} does not answer: ${(error as Error).message}`);
     }
   });
-  return async (report) => reportRunCompleted(await temporal(), report, { taskQueue: config.temporal.taskQueue });
+  const storeRun = createGroupedRunWriter(pool);
+  return async (report) => {
+    const valid = admitRunReport(report);
+    await storeRun(valid);
+    const { tenantId, agentId, runId } = valid;
+    try {
+      const workflowId = await signalIntake(
+        await temporal(),
+        valid,
+        { name: RUN_STORED_SIGNAL, arg: { runId } },
+        { taskQueue: config.temporal.taskQueue },
+      );
+      return { workflowId, report: valid };
+    } catch (error) {
+      logger.error(
+        { err: error, tenantId, agentId, runId },
+        'run stored, but signalling its intake failed: it is reviewed once reported again',
+      );
+      if (error instanceof TemporalUnavailable) throw error;
+      throw new TemporalUnavailable(
+        `run ${runId} is stored, but its intake could not be signalled (report it again): ${(error as Error).message}`,
+        {
+          cause: error,
+        },
+      );
+    }
+  };
 }

@@ -80,7 +80,7 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
     recall: async (tenantId, request) =>
       recallSkill({ pool, embedder: await embedder(), threshold: config.recall.threshold, usage: recallUsage }, tenantId, request),
     recallUsage,
-    reportRun: createRunIntake(config, options.temporalAddress),
+    reportRun: createRunIntake({ config, pool, logger: options.logger, temporalAddress: options.temporalAddress }),
     distiller: () => createConfiguredDistiller(config),
     reviewer: () => createConfiguredChatClient(config, 'SKILLSMITH_REVIEW_ENABLED=true'),
   };

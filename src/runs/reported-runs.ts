@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import { parseRunReport, type RunReport } from './run-report.ts';
 import { RunConflict, upsertRuns } from './run-repository.ts';
+import { isContentError } from '../store/content-error.ts';
 
 /**
  * Records run reports that arrived one by one (the intake signal, the HTTP API): each is
@@ -33,29 +34,42 @@ export async function recordReportedRuns(pool: pg.Pool, tenantId: string, report
     }
   });
 
-  let pending = valid;
-  for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
-    try {
-      const written = await upsertRuns(
-        pool,
-        tenantId,
-        pending.map((entry) => entry.report),
-      );
-      const inserted = new Set(written.inserted);
-      for (const { index, report } of pending) {
-        results.set(
-          index,
-          inserted.has(report.runId)
-            ? { runId: report.runId, outcome: 'inserted', report }
-            : { runId: report.runId, outcome: 'unchanged', report },
-        );
-      }
-      pending = [];
-    } catch (error) {
-      if (!(error instanceof RunConflict) || attempt > 0) throw error;
+  await store(pool, tenantId, valid, results);
+  return reports.map((_, index) => results.get(index)!);
+}
+
+/**
+ * Writes the batch in one transaction. A run that conflicts is refused and the rest written again;
+ * a batch whose content the database refuses is written run by run, so only the run at fault is
+ * refused. Any other error (the database unreachable, …) is thrown for the activity to retry.
+ */
+async function store(
+  pool: pg.Pool,
+  tenantId: string,
+  entries: Array<{ index: number; report: RunReport }>,
+  results: Map<number, RecordedRun>,
+): Promise<void> {
+  if (entries.length === 0) return;
+  try {
+    const inserted = new Set(
+      (
+        await upsertRuns(
+          pool,
+          tenantId,
+          entries.map((entry) => entry.report),
+        )
+      ).inserted,
+    );
+    for (const { index, report } of entries) {
+      results.set(index, { runId: report.runId, outcome: inserted.has(report.runId) ? 'inserted' : 'unchanged', report });
+    }
+  } catch (error) {
+    if (error instanceof RunConflict) {
       // The batch rolled back whole: refuse the conflicting runs and record the rest.
       const conflicting = new Set(error.runIds);
-      for (const { index, report } of pending) {
+      const rest = entries.filter(({ report }) => !conflicting.has(report.runId));
+      if (rest.length === entries.length) throw error;
+      for (const { index, report } of entries) {
         if (conflicting.has(report.runId)) {
           results.set(index, {
             runId: report.runId,
@@ -64,8 +78,14 @@ export async function recordReportedRuns(pool: pg.Pool, tenantId: string, report
           });
         }
       }
-      pending = pending.filter(({ report }) => !conflicting.has(report.runId));
+      await store(pool, tenantId, rest, results);
+    } else if (isContentError(error) && entries.length > 1) {
+      for (const entry of entries) await store(pool, tenantId, [entry], results);
+    } else if (isContentError(error)) {
+      const [{ index, report }] = entries as [{ index: number; report: RunReport }];
+      results.set(index, { runId: report.runId, outcome: 'invalid', reason: `the database refuses it: ${error.message}` });
+    } else {
+      throw error;
     }
   }
-  return reports.map((_, index) => results.get(index)!);
 }

@@ -16,6 +16,7 @@ import { SkillsmithError } from '../skillsmith-error.ts';
 /** A run was re-reported with content that differs from what is stored. Never retried. */
 export class RunConflict extends SkillsmithError {
   static override readonly code = 'RunConflict';
+  static override readonly httpStatus = 409;
   constructor(
     readonly tenantId: string,
     readonly runIds: readonly string[],
@@ -185,6 +186,39 @@ export async function findUnsuccessfulRunIds(db: Queryable, tenantId: string, ru
     [tenantId, runIds],
   );
   return rows.map((row) => row.run_id);
+}
+
+/** What decides whether a stored run gets a review, and whether it has one already. */
+export interface RunReviewFacts {
+  runId: string;
+  status: RunStatus;
+  toolCallCount: number;
+  skillPinCount: number;
+  reviewed: boolean;
+}
+
+/** The review facts of the given stored runs of a tenant (unknown ids are left out). */
+export async function findRunReviewFacts(db: Queryable, tenantId: string, runIds: readonly string[]): Promise<RunReviewFacts[]> {
+  if (runIds.length === 0) return [];
+  const { rows } = await db.query<{
+    run_id: string;
+    status: RunStatus;
+    tool_call_count: number;
+    skill_pin_count: number;
+    reviewed: boolean;
+  }>(
+    `SELECT r.run_id, r.status, r.tool_call_count, jsonb_array_length(r.skill_pins) AS skill_pin_count,
+            EXISTS (SELECT 1 FROM reviews v WHERE v.tenant_id = r.tenant_id AND v.run_id = r.run_id) AS reviewed
+       FROM runs r WHERE r.tenant_id = $1 AND r.run_id = ANY($2::text[]) ORDER BY r.run_id`,
+    [tenantId, runIds],
+  );
+  return rows.map((row) => ({
+    runId: row.run_id,
+    status: row.status,
+    toolCallCount: row.tool_call_count,
+    skillPinCount: row.skill_pin_count,
+    reviewed: row.reviewed,
+  }));
 }
 
 /** A stored run as it was reported (for inspection, tests and the review step). */

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { findRun } from '../../src/runs/run-repository.ts';
 import { listSkillEvents } from '../../src/store/skill-event-repository.ts';
 import { activateTenants } from '../support/rollout.ts';
 import { bearer, openApiHarness, token, type ApiHarness } from './api-harness.ts';
@@ -40,13 +41,14 @@ describe('POST /v1/runs, /v1/skills/manage and the approvals routes', () => {
     await approvalsHarness?.close();
   });
 
-  it('hands a run report to the intake of the token tenant and agent (202), signalling the intake workflow', async () => {
+  it('stores a run report of the token tenant and agent (202), then signals the intake workflow with only its id', async () => {
     const runId = `api-run-${Date.now()}`;
     const response = await harness.app.inject({ method: 'POST', url: '/v1/runs', headers: bearer(writer), payload: runReport(runId) });
     expect(response.statusCode).toBe(202);
     expect(response.json()).toEqual({ runId, workflowId: 'intake/acme/agent-1' });
+    expect(await findRun(harness.database.pool, 'acme', runId)).toMatchObject({ runId, agentId: 'agent-1' });
     const history = await new Client({ connection }).workflow.getHandle('intake/acme/agent-1').fetchHistory();
-    const signals = (history.events ?? []).filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'runCompleted');
+    const signals = (history.events ?? []).filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'runStored');
     expect(signals.length).toBeGreaterThanOrEqual(1);
   });
 

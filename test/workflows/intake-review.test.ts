@@ -100,6 +100,12 @@ describe('run intake, the track record and the background review', () => {
     const handle = harness.client.workflow.getHandle(`review/${tenantId}/${body.runId}`);
     await handle.result();
     expect((await handle.describe()).status.name).toBe('COMPLETED');
+    if (process.env.SKILLSMITH_RECORD_HISTORIES) {
+      // Refreshes the replay fixture after an intended workflow change (test/workflows/replay.test.ts).
+      const { recordHistory } = await import('../support/histories.ts');
+      const intake = harness.client.workflow.getHandle(`intake/${tenantId}/agent-7`);
+      await recordHistory('run-intake', intake.workflowId, await intake.fetchHistory());
+    }
   });
 
   it('starts no LLM review for a tenant that is not activated, and reviews once an operator activates it', async () => {

@@ -8,12 +8,22 @@ import { loadHistory } from '../support/histories.ts';
 // workflow edit that changes the commands a recorded history expects fails here: version it with
 // patched() instead. The unsuffixed pair was recorded before reconcile ran ahead of distillation
 // (RECONCILE_FIRST_PATCH) and is kept: workflows started then must still replay.
+// The intake's: `run-intake` from test/workflows/intake-review.test.ts (-t "records a signalled run
+// once"), `run-intake-stored` and `run-intake-bounded` from test/workflows/intake-lossless.test.ts;
+// `run-intake-count-batches` was recorded the same way before LOSSLESS_INTAKE_PATCH (count-only
+// batches) and is kept.
 describe('recorded histories replay against the current workflow code', () => {
-  it.each(['synthesis-pass', 'synthesize-cluster', 'synthesis-pass-reconcile-first', 'synthesize-cluster-reconcile-first'])(
-    'replays %s without nondeterminism',
-    async (fixture) => {
-      const { workflowId, history } = await loadHistory(fixture);
-      await Worker.runReplayHistory({ workflowsPath }, history, workflowId);
-    },
-  );
+  it.each([
+    'synthesis-pass',
+    'synthesize-cluster',
+    'synthesis-pass-reconcile-first',
+    'synthesize-cluster-reconcile-first',
+    'run-intake-count-batches',
+    'run-intake',
+    'run-intake-stored',
+    'run-intake-bounded',
+  ])('replays %s without nondeterminism', async (fixture) => {
+    const { workflowId, history } = await loadHistory(fixture);
+    await Worker.runReplayHistory({ workflowsPath }, history, workflowId);
+  });
 });
