@@ -73,6 +73,7 @@ const CONTRACT_STATUSES: Record<string, number> = {
   SkillManageInvocationReused: 409,
   SkillManageRequestInvalid: 400,
   OriginTrustNotAllowed: 403,
+  SkillAuthoringNotActivated: 403,
   SkillNameNotUnique: 409,
   SkillSourceImmutable: 409,
   SkillSourceRefused: 409,

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseRunReport } from '../../src/runs/run-report.ts';
 import { listSkillEvents } from '../../src/store/skill-event-repository.ts';
+import { activateTenants } from '../support/rollout.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
 import { bearer, openApiHarness, token, type ApiHarness } from './api-harness.ts';
 
@@ -118,6 +119,7 @@ describe('hostile input at every route: a 4xx naming the field, and no row chang
       source: 'operator',
     });
     await harness.services.agentSpecs.set('acme', 'ops-bot', ['deploy-service']);
+    await activateTenants(harness.services.rollout, ['acme']);
     const opened = await harness.app.inject({
       method: 'POST',
       url: '/v1/sessions',
