@@ -119,32 +119,54 @@ export interface GoalEmbedding {
 }
 
 /**
+ * The one bulk insert of both embedding tables: rows keyed by `keyColumn` for a tenant and model,
+ * idempotent (an existing key keeps its vector), every vector checked against the model's
+ * dimension first. Returns the number of rows written.
+ */
+async function insertKeyedVectors(
+  db: Queryable,
+  target: { table: 'goal_embeddings' | 'goal_text_embeddings'; keyColumn: 'run_id' | 'text_hash'; describe: (key: string) => string },
+  tenantId: string,
+  model: EmbeddingModelRecord,
+  rows: { key: string; embedding: Float32Array }[],
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  for (const { key, embedding } of rows) requireDimension(model, embedding, target.describe(key));
+  const { table, keyColumn } = target;
+  const result = await db.query(
+    `INSERT INTO ${table} (tenant_id, ${keyColumn}, model_id, dimension, embedding)
+     SELECT $1, input.key, $2, $3, input.embedding::vector
+       FROM unnest($4::text[], $5::text[]) AS input (key, embedding)
+     ON CONFLICT (tenant_id, ${keyColumn}, model_id) DO NOTHING`,
+    [
+      tenantId,
+      model.modelId,
+      model.dimension,
+      rows.map((row) => row.key),
+      rows.map((row) => pgvector.toSql(Array.from(row.embedding)) as string),
+    ],
+  );
+  return result.rowCount ?? 0;
+}
+
+/**
  * Stores embeddings (idempotent: an existing (tenant, run, model) row is kept). The model must
  * have been recorded with `ensureEmbeddingModel`; every vector must have its dimension.
  * Returns the number of rows written.
  */
-export async function insertGoalEmbeddings(
+export function insertGoalEmbeddings(
   db: Queryable,
   tenantId: string,
   model: EmbeddingModelRecord,
   embeddings: GoalEmbedding[],
 ): Promise<number> {
-  if (embeddings.length === 0) return 0;
-  for (const { runId, embedding } of embeddings) requireDimension(model, embedding, `goal of run ${runId}`);
-  const result = await db.query(
-    `INSERT INTO goal_embeddings (tenant_id, run_id, model_id, dimension, embedding)
-     SELECT $1, input.run_id, $2, $3, input.embedding::vector
-       FROM unnest($4::text[], $5::text[]) AS input (run_id, embedding)
-     ON CONFLICT (tenant_id, run_id, model_id) DO NOTHING`,
-    [
-      tenantId,
-      model.modelId,
-      model.dimension,
-      embeddings.map((row) => row.runId),
-      embeddings.map((row) => pgvector.toSql(Array.from(row.embedding)) as string),
-    ],
+  return insertKeyedVectors(
+    db,
+    { table: 'goal_embeddings', keyColumn: 'run_id', describe: (runId) => `goal of run ${runId}` },
+    tenantId,
+    model,
+    embeddings.map(({ runId, embedding }) => ({ key: runId, embedding })),
   );
-  return result.rowCount ?? 0;
 }
 
 export interface GoalTextEmbedding {
@@ -179,20 +201,12 @@ export async function insertGoalTextEmbeddings(
   model: EmbeddingModelRecord,
   embeddings: GoalTextEmbedding[],
 ): Promise<void> {
-  if (embeddings.length === 0) return;
-  for (const { textHash, embedding } of embeddings) requireDimension(model, embedding, `goal text ${textHash}`);
-  await db.query(
-    `INSERT INTO goal_text_embeddings (tenant_id, model_id, text_hash, dimension, embedding)
-     SELECT $1, $2, input.text_hash, $3, input.embedding::vector
-       FROM unnest($4::text[], $5::text[]) AS input (text_hash, embedding)
-     ON CONFLICT (tenant_id, model_id, text_hash) DO NOTHING`,
-    [
-      tenantId,
-      model.modelId,
-      model.dimension,
-      embeddings.map((row) => row.textHash),
-      embeddings.map((row) => pgvector.toSql(Array.from(row.embedding)) as string),
-    ],
+  await insertKeyedVectors(
+    db,
+    { table: 'goal_text_embeddings', keyColumn: 'text_hash', describe: (textHash) => `goal text ${textHash}` },
+    tenantId,
+    model,
+    embeddings.map(({ textHash, embedding }) => ({ key: textHash, embedding })),
   );
 }
 
