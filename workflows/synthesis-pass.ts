@@ -6,6 +6,7 @@ import {
   proxyActivities,
   setHandler,
   upsertMemo,
+  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
@@ -14,6 +15,7 @@ import { PASS_PROGRESS_QUERY, type PassProgress, type SynthesisPassInput } from 
 import { synthesizeCluster } from './synthesize-cluster.ts';
 import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
 import { describeFailure } from '../src/failure-cause.ts';
+import { PASS_STATUS_ATTRIBUTE, PASS_TENANT_ATTRIBUTE } from '../src/client/pass-search-attributes.ts';
 
 // Bookkeeping on the passes table: short, retried generously.
 const { beginPass, recordPassCounts, finishPass } = proxyActivities<Activities>({
@@ -68,6 +70,15 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
   const { tenantId } = input;
   const progress: PassProgress = { stage: 'starting', counts: {}, clustersDone: 0, clustersTotal: 0, outcome: null };
   setHandler(passProgressQuery, () => progress);
+  // Only where the client found them registered: upserting an unknown attribute fails the task.
+  const showStatus = (status: string) => {
+    if (input.searchAttributes)
+      upsertSearchAttributes([
+        { key: PASS_TENANT_ATTRIBUTE, value: tenantId },
+        { key: PASS_STATUS_ATTRIBUTE, value: status },
+      ]);
+  };
+  showStatus('running');
   const finish = async (status: 'completed' | 'skipped' | 'failed' | 'cancelled', outcome: string | null) => {
     progress.stage = 'finishing';
     const record = await finishPass({ tenantId, passId, status, outcome });
@@ -75,6 +86,7 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
     progress.counts = record.counts;
     progress.outcome = record.outcome;
     upsertMemo({ tenantId, status: record.status, outcome: record.outcome, ...record.counts });
+    showStatus(record.status);
     return record;
   };
 

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { Config } from '../config.ts';
 import { startEmbeddedPostgres } from '../infra/embedded-postgres.ts';
 import { startTemporalDevServer } from '../infra/temporal-dev-server.ts';
+import { PASS_SEARCH_ATTRIBUTE_TYPES } from '../client/pass-search-attributes.ts';
 import { readStackFile, stackFilePath } from '../stack-file.ts';
 import { createPool } from '../store/database.ts';
 import { migrate } from '../store/migrations.ts';
@@ -43,6 +44,7 @@ export async function startLocalStack(context: CliContext, config: Config = cont
         uiPort: config.temporal.uiPort,
         dbFile: resolve(config.home, 'temporal.db'),
         namespace: config.temporal.namespace,
+        searchAttributes: PASS_SEARCH_ATTRIBUTE_TYPES,
         onProgress: (message) => context.logger.info(message),
       });
       stops.push(server.stop);

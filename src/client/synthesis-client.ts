@@ -15,6 +15,7 @@ import {
   type SynthesisPassInput,
 } from '../synthesis/pass-contract.ts';
 import type { PassRecord } from '../synthesis/pass-record.ts';
+import { passSearchAttributesRegistered } from './pass-search-attributes.ts';
 
 /** Starting, watching and scheduling synthesis passes: the Temporal side of the CLI and of tools. */
 
@@ -22,7 +23,8 @@ export async function startSynthesisPass(
   client: Client,
   options: { tenantId: string; full: boolean; taskQueue: string; now?: Date },
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
-  const input: SynthesisPassInput = { tenantId: options.tenantId, full: options.full };
+  const searchAttributes = await passSearchAttributesRegistered(client);
+  const input: SynthesisPassInput = { tenantId: options.tenantId, full: options.full, ...(searchAttributes ? { searchAttributes } : {}) };
   return client.workflow.start(SYNTHESIS_WORKFLOW_TYPE, {
     taskQueue: options.taskQueue,
     workflowId: passWorkflowId(options.tenantId, options.now ?? new Date()),
@@ -76,12 +78,13 @@ export interface ScheduleDescription {
 export async function setSynthesisSchedule(client: Client, options: { tenantId: string; every: string; taskQueue: string }): Promise<void> {
   const scheduleId = passScheduleId(options.tenantId);
   const spec = { intervals: [{ every: parseEvery(options.every) }] };
+  const searchAttributes = await passSearchAttributesRegistered(client);
   const action = {
     type: 'startWorkflow' as const,
     workflowType: SYNTHESIS_WORKFLOW_TYPE,
     taskQueue: options.taskQueue,
     workflowId: `${scheduleId}/scheduled`,
-    args: [{ tenantId: options.tenantId, full: false } satisfies SynthesisPassInput],
+    args: [{ tenantId: options.tenantId, full: false, ...(searchAttributes ? { searchAttributes } : {}) } satisfies SynthesisPassInput],
     memo: { tenantId: options.tenantId, scheduled: true },
   };
   const handle = client.schedule.getHandle(scheduleId);

@@ -4,6 +4,7 @@ import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { resolveTemporalCli, TemporalCliUnavailable, type ResolvedTemporalCli } from './temporal-cli.ts';
 
 export interface TemporalDevServer {
@@ -27,6 +28,18 @@ export interface TemporalDevServerOptions {
   startTimeoutMs?: number;
   onProgress?: (message: string) => void;
 }
+
+type DevServerAttributeType = NonNullable<TemporalDevServerOptions['searchAttributes']>[string];
+
+const SEARCH_ATTRIBUTE_TYPES: Record<DevServerAttributeType, SearchAttributeType> = {
+  Keyword: SearchAttributeType.KEYWORD,
+  Text: SearchAttributeType.TEXT,
+  Int: SearchAttributeType.INT,
+  Double: SearchAttributeType.DOUBLE,
+  Bool: SearchAttributeType.BOOL,
+  Datetime: SearchAttributeType.DATETIME,
+  KeywordList: SearchAttributeType.KEYWORD_LIST,
+};
 
 export async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -135,7 +148,9 @@ async function startWithSdkDownload(options: TemporalDevServerOptions, cause: Er
         ip: '127.0.0.1',
         namespace: options.namespace ?? 'default',
         ui: options.uiPort !== false,
-        searchAttributes: [],
+        searchAttributes: Object.entries(options.searchAttributes ?? {}).map(([name, type]) =>
+          defineSearchAttributeKey(name, SEARCH_ATTRIBUTE_TYPES[type]),
+        ),
       },
     });
   } catch (error) {

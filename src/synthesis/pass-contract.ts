@@ -9,6 +9,8 @@ export interface SynthesisPassInput {
   tenantId: string;
   /** All runs, not only those since the last completed pass. */
   full?: boolean;
+  /** Upsert the tenant and the pass status as search attributes (only where they are registered). */
+  searchAttributes?: boolean;
 }
 
 export type PassStage = 'starting' | 'extracting' | 'embedding' | 'clustering' | 'distilling' | 'finishing' | 'done';

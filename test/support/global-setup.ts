@@ -1,4 +1,5 @@
 import type { TestProject } from 'vitest/node';
+import { PASS_SEARCH_ATTRIBUTE_TYPES } from '../../src/client/pass-search-attributes.ts';
 import { startTemporalDevServer } from '../../src/infra/temporal-dev-server.ts';
 
 declare module 'vitest' {
@@ -21,6 +22,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     home: process.env.SKILLSMITH_HOME ?? '.skillsmith',
     cliPath: process.env.TEMPORAL_CLI_PATH,
     uiPort: false,
+    searchAttributes: PASS_SEARCH_ATTRIBUTE_TYPES,
     onProgress: (message) => process.stderr.write(`[temporal] ${message}\n`),
   });
   project.provide('temporalAddress', server.address);

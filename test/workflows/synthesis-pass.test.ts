@@ -1,5 +1,6 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PASS_STATUS_ATTRIBUTE, PASS_TENANT_ATTRIBUTE } from '../../src/client/pass-search-attributes.ts';
 import { freePort } from '../../src/infra/temporal-dev-server.ts';
 import { listProcedures, setProcedureEnabled } from '../../src/procedures/procedure-repository.ts';
 import { checkAgentSkillsDocument } from '../../src/skills/agentskills-rules.ts';
@@ -106,6 +107,18 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     expect(scheduled).toEqual(['beginPass', 'extractRuns', 'embedGoals', 'clusterPassGoals', 'recordPassCounts', 'finishPass']);
     const description = await handle.describe();
     expect(description.memo).toMatchObject({ tenantId, status: 'completed', added: 2, qualifying: 2, pending: 0 });
+    // Filterable in the UI: the test dev server registers the pass search attributes, as `up` does.
+    expect(description.typedSearchAttributes.get(PASS_TENANT_ATTRIBUTE)).toBe(tenantId);
+    expect(description.typedSearchAttributes.get(PASS_STATUS_ATTRIBUTE)).toBe('completed');
+    const listed = await until('the pass listed by its search attributes', async () => {
+      const ids: string[] = [];
+      for await (const execution of harness.client.workflow.list({
+        query: `SkillsmithTenant = '${tenantId}' AND SkillsmithPassStatus = 'completed'`,
+      }))
+        ids.push(execution.workflowId);
+      return ids.length > 0 ? ids : undefined;
+    });
+    expect(listed).toEqual([handle.workflowId]);
   });
 
   it('recall precision: nothing below the recall threshold, nothing disabled', async () => {
