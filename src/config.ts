@@ -69,6 +69,9 @@ const environmentSchema = z
     SKILLSMITH_API_TOKENS: z.string().min(1).optional(),
     SKILLSMITH_API_BODY_LIMIT: positiveInt.default(1_048_576),
     SKILLSMITH_SKILL_SYNC_MAX_BYTES: positiveInt.default(4096),
+    SKILLSMITH_METRICS_PUBLIC: booleanFlag.default(false),
+    SKILLSMITH_WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+    SKILLSMITH_WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
 
     SKILLSMITH_AUTHORING_ENABLED: booleanFlag.default(false),
     SKILLSMITH_REVIEW_ENABLED: booleanFlag.default(false),
@@ -193,6 +196,16 @@ export interface Config {
   };
   /** `skills sync` warns skill_too_large for a SKILL.md over this many bytes. */
   skillSyncMaxBytes: number;
+  metrics: {
+    /**
+     * GET /metrics without a token, every tenant's series (SKILLSMITH_METRICS_PUBLIC): for a
+     * Prometheus on a private network. Otherwise a token with scope `metrics.read` sees its tenant's.
+     */
+    public: boolean;
+    /** The Temporal SDK's Prometheus endpoint of a worker process (`host:port/metrics`); no port = off. */
+    workerHost: string;
+    workerPort: number | undefined;
+  };
   authoring: {
     /** Foreground skill_manage (SKILLSMITH_AUTHORING_ENABLED). */
     enabled: boolean;
@@ -290,6 +303,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       bodyLimitBytes: e.SKILLSMITH_API_BODY_LIMIT,
     },
     skillSyncMaxBytes: e.SKILLSMITH_SKILL_SYNC_MAX_BYTES,
+    metrics: {
+      public: e.SKILLSMITH_METRICS_PUBLIC,
+      workerHost: e.SKILLSMITH_WORKER_METRICS_HOST,
+      workerPort: e.SKILLSMITH_WORKER_METRICS_PORT,
+    },
     authoring: {
       enabled: e.SKILLSMITH_AUTHORING_ENABLED,
       reviewEnabled: e.SKILLSMITH_REVIEW_ENABLED,

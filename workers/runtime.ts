@@ -3,6 +3,13 @@ import type { Config } from '../src/config.ts';
 import type { Logger } from '../src/logger.ts';
 import type { stackCheck } from '../workflows/stack-check.ts';
 
+/** Where the worker's Temporal SDK metrics are served, when a port is configured. */
+export function workerMetricsAddress(config: Config): string | undefined {
+  const { workerHost, workerPort } = config.metrics;
+  if (workerPort === undefined) return undefined;
+  return `${workerHost.includes(':') ? `[${workerHost}]` : workerHost}:${workerPort}`;
+}
+
 /**
  * The worker side of the process: a worker over the application services (src/app) and the
  * stack check. The entry point hands it to the CLI. The embedder loads on first use (once per
@@ -26,6 +33,7 @@ export function createWorkerRuntime(config: Config, logger: Logger): Runtime {
         namespace: workerConfig.temporal.namespace,
         taskQueue: workerConfig.temporal.taskQueue,
         dependencies: createServices(workerConfig, pool, { logger }),
+        metricsBindAddress: workerMetricsAddress(workerConfig),
       });
       const done = worker.run().finally(async () => {
         await connection.close();

@@ -13,6 +13,12 @@ export interface WorkerOptions {
   namespace: string;
   taskQueue: string;
   dependencies: ActivityDependencies;
+  /**
+   * `host:port` for the SDK's Prometheus endpoint (`/metrics`: task slots, poll and schedule
+   * latencies, workflow and activity completions — the `temporal_*` series), from
+   * SKILLSMITH_WORKER_METRICS_HOST/_PORT; none = no endpoint. One per process, like the runtime.
+   */
+  metricsBindAddress?: string;
 }
 
 let runtimeInstalled = false;
@@ -26,7 +32,10 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
     // run a worker in-process (demo, eval).
     Runtime.install({
       logger: sdkLogger(options.dependencies.logger),
-      telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+      telemetryOptions: {
+        logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+        ...(options.metricsBindAddress ? { metrics: { prometheus: { bindAddress: options.metricsBindAddress } } } : {}),
+      },
     });
     runtimeInstalled = true;
   }

@@ -15,6 +15,8 @@ import { authenticationHook, principalDecorator } from './principal.ts';
 import type { ApiServices, RoutePlugin } from './route-plugin.ts';
 import { authoringRoutes } from './routes/authoring.ts';
 import { healthRoutes } from './routes/health.ts';
+import { metricsRoutes } from './routes/metrics.ts';
+import { createProcessMetrics, type ProcessMetrics } from '../metrics/process-metrics.ts';
 import { runRoutes } from './routes/runs.ts';
 import { recallRoutes } from './routes/recall.ts';
 import { rolloutRoutes } from './routes/rollout.ts';
@@ -27,18 +29,30 @@ import { skillRoutes } from './routes/skills.ts';
  * application services (src/app) — nothing here reaches for globals. A route declares its scope
  * with `routeOptions(scope, schema)`; routes without one are public.
  */
-export interface ApiDependencies extends ApiServices {
+export interface ApiDependencies extends Omit<ApiServices, 'processMetrics'> {
   /** Tokens to accept; defaults to those in config (SKILLSMITH_API_TOKENS). */
   tokens?: readonly ApiTokenEntry[];
+  /** The process's metrics registry (GET /metrics); a new one unless given. */
+  processMetrics?: ProcessMetrics;
 }
 
 export type ApiApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, ZodTypeProvider>;
 
 /** One plugin per resource. Add a module here. */
-const routePlugins: RoutePlugin[] = [healthRoutes, recallRoutes, sessionRoutes, skillRoutes, runRoutes, authoringRoutes, rolloutRoutes];
+const routePlugins: RoutePlugin[] = [
+  healthRoutes,
+  recallRoutes,
+  sessionRoutes,
+  skillRoutes,
+  runRoutes,
+  authoringRoutes,
+  rolloutRoutes,
+  metricsRoutes,
+];
 
 export async function buildApiServer(dependencies: ApiDependencies): Promise<ApiApp> {
-  const { tokens, ...services } = dependencies;
+  const { tokens, processMetrics, ...rest } = dependencies;
+  const services: ApiServices = { ...rest, processMetrics: processMetrics ?? createProcessMetrics() };
   const { config, logger } = services;
   const authenticator = createAuthenticator(tokens ?? loadApiTokens(config.api.tokens));
   // Per-request logs only when debugging; warnings and errors always.

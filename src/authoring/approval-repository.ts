@@ -158,16 +158,20 @@ export interface ApprovalStatusSummary {
   latencyMaxMs: number | null;
 }
 
-/** Count and resolution latency (p50, max) per status for one tenant. */
-export async function summarizeApprovals(db: Queryable, tenantId: string): Promise<ApprovalStatusSummary[]> {
-  const result = await db.query<{ status: ApprovalStatus; count: string; p50: number | null; max: number | null }>(
-    `SELECT status, count(*)::text AS count,
+/** Count and resolution latency (p50, max) per status for one tenant, or for every tenant (`null`). */
+export async function summarizeApprovals(
+  db: Queryable,
+  tenantId: string | null,
+): Promise<Array<ApprovalStatusSummary & { tenantId: string }>> {
+  const result = await db.query<{ tenant_id: string; status: ApprovalStatus; count: string; p50: number | null; max: number | null }>(
+    `SELECT tenant_id, status, count(*)::text AS count,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY EXTRACT(EPOCH FROM (resolved_at - created_at)) * 1000) AS p50,
        max(EXTRACT(EPOCH FROM (resolved_at - created_at)) * 1000) AS max
-     FROM approvals WHERE tenant_id = $1 GROUP BY status ORDER BY status`,
+     FROM approvals WHERE ($1::text IS NULL OR tenant_id = $1) GROUP BY tenant_id, status ORDER BY tenant_id, status`,
     [tenantId],
   );
   return result.rows.map((row) => ({
+    tenantId: row.tenant_id,
     status: row.status,
     count: Number(row.count),
     latencyP50Ms: row.p50 === null ? null : Math.round(Number(row.p50)),

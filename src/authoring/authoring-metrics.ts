@@ -1,11 +1,11 @@
-import type { Queryable } from '../store/database.ts';
-import { summarizeApprovals, type ApprovalStatusSummary } from './approval-repository.ts';
-import { countSkillEvents, countSkillEventsByName } from '../store/skill-event-repository.ts';
+import type { ApprovalStatusSummary } from './approval-repository.ts';
+import type { SkillEventCount, SkillLoadCount } from '../store/skill-event-repository.ts';
 
 /**
  * The tracked metrics of governed authoring for one tenant (the 002 spec's list): authoring
  * denials by reason, conflicts on expected_revision, approvals by status with their
  * resolution latency, writes by operation, and skill loads where sessions record them.
+ * Built from aggregate rows (src/metrics/tenant-metrics.ts collects them for one or every tenant).
  */
 export const DENIAL_REASONS = ['scope', 'origin_trust', 'source', 'read_before_write', 'review_archive'] as const;
 
@@ -18,8 +18,13 @@ export interface AuthoringMetrics {
   loads: { total: number; byName: Array<{ name: string; count: number }> };
 }
 
-export async function collectAuthoringMetrics(db: Queryable, tenantId: string): Promise<AuthoringMetrics> {
-  const counts = await countSkillEvents(db, tenantId);
+/** One tenant's authoring metrics from its event counts, approval summary and load counts. */
+export function authoringMetricsFrom(
+  tenantId: string,
+  counts: readonly SkillEventCount[],
+  approvals: readonly ApprovalStatusSummary[],
+  loads: readonly SkillLoadCount[],
+): AuthoringMetrics {
   const total = (kind: string) => counts.filter((row) => row.kind === kind).reduce((sum, row) => sum + row.count, 0);
   const byReason: Record<string, number> = Object.fromEntries(DENIAL_REASONS.map((reason) => [reason, 0]));
   for (const row of counts) {
@@ -35,8 +40,8 @@ export async function collectAuthoringMetrics(db: Queryable, tenantId: string): 
       patched: total('authoring.patched'),
       archived: total('authoring.archived'),
     },
-    approvals: await summarizeApprovals(db, tenantId),
-    loads: { total: total('skill.load'), byName: await countSkillEventsByName(db, tenantId, 'skill.load') },
+    approvals: approvals.map(({ status, count, latencyP50Ms, latencyMaxMs }) => ({ status, count, latencyP50Ms, latencyMaxMs })),
+    loads: { total: total('skill.load'), byName: loads.map(({ name, loads: count }) => ({ name, count })) },
   };
 }
 

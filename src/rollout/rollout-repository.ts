@@ -102,27 +102,23 @@ export async function insertPairs(db: Queryable, tenantId: string, samples: read
   return result.rowCount ?? 0;
 }
 
-/** n, b, c and the policy-failure figures over one tenant's pairs for exactly one combination. */
-export async function countPairs(db: Queryable, tenantId: string, combination: Combination): Promise<PairedCounts> {
-  const { rows } = await db.query<{
-    n: number;
-    b: number;
-    c: number;
-    regressed_cases: number;
-    baseline_policy_failures: string;
-    authored_policy_failures: string;
-  }>(
-    `SELECT count(*)::int AS n,
+const PAIR_COUNT_COLUMNS = `count(*)::int AS n,
             count(*) FILTER (WHERE authored_completed AND NOT baseline_completed)::int AS b,
             count(*) FILTER (WHERE baseline_completed AND NOT authored_completed)::int AS c,
             count(*) FILTER (WHERE authored_policy_failures > baseline_policy_failures)::int AS regressed_cases,
             coalesce(sum(baseline_policy_failures), 0)::text AS baseline_policy_failures,
-            coalesce(sum(authored_policy_failures), 0)::text AS authored_policy_failures
-       FROM rollout_pairs
-      WHERE tenant_id = $1 AND model_policy = $2 AND policy_profile = $3 AND authoring_version = $4`,
-    [tenantId, ...combinationColumns(combination)],
-  );
-  const row = rows[0]!;
+            coalesce(sum(authored_policy_failures), 0)::text AS authored_policy_failures`;
+
+interface PairCountRow {
+  n: number;
+  b: number;
+  c: number;
+  regressed_cases: number;
+  baseline_policy_failures: string;
+  authored_policy_failures: string;
+}
+
+function toPairedCounts(row: PairCountRow): PairedCounts {
   return {
     n: row.n,
     b: row.b,
@@ -131,6 +127,17 @@ export async function countPairs(db: Queryable, tenantId: string, combination: C
     baselinePolicyFailures: Number(row.baseline_policy_failures),
     authoredPolicyFailures: Number(row.authored_policy_failures),
   };
+}
+
+/** n, b, c and the policy-failure figures over one tenant's pairs for exactly one combination. */
+export async function countPairs(db: Queryable, tenantId: string, combination: Combination): Promise<PairedCounts> {
+  const { rows } = await db.query<PairCountRow>(
+    `SELECT ${PAIR_COUNT_COLUMNS}
+       FROM rollout_pairs
+      WHERE tenant_id = $1 AND model_policy = $2 AND policy_profile = $3 AND authoring_version = $4`,
+    [tenantId, ...combinationColumns(combination)],
+  );
+  return toPairedCounts(rows[0]!);
 }
 
 /** Every combination the tenant has evidence for, with its pair count. */
@@ -187,4 +194,25 @@ export async function latestOverride(db: Queryable, tenantId: string, combinatio
     [tenantId, ...combinationColumns(combination)],
   );
   return rows[0] ? toOverride(rows[0]) : null;
+}
+
+/** `countPairs` for every combination of one tenant or of every tenant (`null`), in one aggregate. */
+export async function countPairsByCombination(
+  db: Queryable,
+  tenantId: string | null,
+): Promise<Array<{ tenantId: string; combination: Combination; counts: PairedCounts }>> {
+  const { rows } = await db.query<
+    PairCountRow & { tenant_id: string; model_policy: string; policy_profile: string; authoring_version: string }
+  >(
+    `SELECT tenant_id, model_policy, policy_profile, authoring_version, ${PAIR_COUNT_COLUMNS}
+       FROM rollout_pairs WHERE ($1::text IS NULL OR tenant_id = $1)
+      GROUP BY tenant_id, model_policy, policy_profile, authoring_version
+      ORDER BY tenant_id, model_policy, policy_profile, authoring_version`,
+    [tenantId],
+  );
+  return rows.map((row) => ({
+    tenantId: row.tenant_id,
+    combination: { modelPolicy: row.model_policy, policyProfile: row.policy_profile, authoringVersion: row.authoring_version },
+    counts: toPairedCounts(row),
+  }));
 }

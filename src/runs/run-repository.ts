@@ -179,6 +179,25 @@ export async function countRuns(db: Queryable, tenantId: string): Promise<RunCou
   return { runs: Number(row?.runs ?? 0), toolCalls: Number(row?.tool_calls ?? 0) };
 }
 
+export interface RunStatusSummary {
+  tenantId: string;
+  status: 'completed' | 'failed' | 'cancelled';
+  runs: number;
+  /** When the newest of them was stored (the intake's last write). */
+  lastStoredAt: Date;
+}
+
+/** Stored runs per tenant and status — the intake's "stored" and the tenant's baseline completion rate. */
+export async function summarizeRunStatuses(db: Queryable, tenantId: string | null): Promise<RunStatusSummary[]> {
+  const { rows } = await db.query<{ tenant_id: string; status: RunStatusSummary['status']; runs: string; last_stored_at: Date }>(
+    `SELECT tenant_id, status, count(*)::text AS runs, max(ingested_at) AS last_stored_at
+       FROM runs WHERE ($1::text IS NULL OR tenant_id = $1)
+      GROUP BY tenant_id, status ORDER BY tenant_id, status`,
+    [tenantId],
+  );
+  return rows.map((row) => ({ tenantId: row.tenant_id, status: row.status, runs: Number(row.runs), lastStoredAt: row.last_stored_at }));
+}
+
 /** Which of `runIds` failed or were cancelled: the attempts that are not successes. */
 export async function findUnsuccessfulRunIds(db: Queryable, tenantId: string, runIds: string[]): Promise<string[]> {
   const { rows } = await db.query<{ run_id: string }>(

@@ -132,3 +132,46 @@ export async function countSessions(db: Queryable, tenantId: string): Promise<nu
   const { rows } = await db.query<{ count: string }>(`SELECT count(*)::text AS count FROM sessions WHERE tenant_id = $1`, [tenantId]);
   return Number(rows[0]?.count ?? 0);
 }
+
+export interface SessionCatalogSummary {
+  tenantId: string;
+  sessions: number;
+  /** Catalog entries the caps removed, summed over sessions (the 002 spec's catalog drop count). */
+  droppedEntries: number;
+  sessionsWithDrops: number;
+  /** Sessions whose pinned catalog held at least one skill … */
+  sessionsWithCatalog: number;
+  /** … and of those, the ones in which skill.load was called at all (the selection rate's numerator). */
+  sessionsWithLoad: number;
+}
+
+/** Per tenant (or for one): sessions, catalog drops and skill selection — one aggregate over `sessions`. */
+export async function summarizeSessionCatalogs(db: Queryable, tenantId: string | null): Promise<SessionCatalogSummary[]> {
+  const { rows } = await db.query<{
+    tenant_id: string;
+    sessions: string;
+    dropped: string;
+    with_drops: string;
+    with_catalog: string;
+    with_load: string;
+  }>(
+    `SELECT s.tenant_id, count(*)::text AS sessions,
+            coalesce(sum(jsonb_array_length(s.dropped)), 0)::text AS dropped,
+            count(*) FILTER (WHERE jsonb_array_length(s.dropped) > 0)::text AS with_drops,
+            count(*) FILTER (WHERE jsonb_array_length(s.pins) > 0)::text AS with_catalog,
+            count(*) FILTER (WHERE jsonb_array_length(s.pins) > 0 AND EXISTS (
+              SELECT 1 FROM skill_events e
+               WHERE e.tenant_id = s.tenant_id AND e.session_id = s.id::text AND e.kind = 'skill.load'))::text AS with_load
+       FROM sessions s WHERE ($1::text IS NULL OR s.tenant_id = $1)
+      GROUP BY s.tenant_id ORDER BY s.tenant_id`,
+    [tenantId],
+  );
+  return rows.map((row) => ({
+    tenantId: row.tenant_id,
+    sessions: Number(row.sessions),
+    droppedEntries: Number(row.dropped),
+    sessionsWithDrops: Number(row.with_drops),
+    sessionsWithCatalog: Number(row.with_catalog),
+    sessionsWithLoad: Number(row.with_load),
+  }));
+}

@@ -94,31 +94,70 @@ export async function listSkillEvents(db: Queryable, tenantId: string, filter: S
 }
 
 export interface SkillEventCount {
+  tenantId: string;
   kind: string;
   reason: string | null;
   count: number;
 }
 
-/** Event counts per (kind, reason) for one tenant — the basis of `skillsmith metrics`. */
-export async function countSkillEvents(db: Queryable, tenantId: string): Promise<SkillEventCount[]> {
-  const result = await db.query<{ kind: string; reason: string | null; count: string }>(
-    `SELECT kind, reason, count(*)::text AS count FROM skill_events WHERE tenant_id = $1
-     GROUP BY kind, reason ORDER BY kind, reason`,
+/** Event counts per (tenant, kind, reason) for one tenant or every tenant (`null`) — the basis of `skillsmith metrics`. */
+export async function countSkillEvents(db: Queryable, tenantId: string | null): Promise<SkillEventCount[]> {
+  const result = await db.query<{ tenant_id: string; kind: string; reason: string | null; count: string }>(
+    `SELECT tenant_id, kind, reason, count(*)::text AS count FROM skill_events WHERE ($1::text IS NULL OR tenant_id = $1)
+     GROUP BY tenant_id, kind, reason ORDER BY tenant_id, kind, reason`,
     [tenantId],
   );
-  return result.rows.map((row) => ({ kind: row.kind, reason: row.reason, count: Number(row.count) }));
+  return result.rows.map((row) => ({ tenantId: row.tenant_id, kind: row.kind, reason: row.reason, count: Number(row.count) }));
 }
 
-/** Event counts per skill name for one kind (e.g. `skill.load`), most frequent first. */
-export async function countSkillEventsByName(
-  db: Queryable,
-  tenantId: string,
-  kind: string,
-): Promise<Array<{ name: string; count: number }>> {
-  const result = await db.query<{ name: string; count: string }>(
-    `SELECT name, count(*)::text AS count FROM skill_events WHERE tenant_id = $1 AND kind = $2 AND name IS NOT NULL
-     GROUP BY name ORDER BY count(*) DESC, name`,
-    [tenantId, kind],
+export interface SkillLoadCount {
+  tenantId: string;
+  name: string;
+  /** `skill.load` events (a repeated load of a loaded body counts again). */
+  loads: number;
+  /** Distinct sessions that loaded the skill. */
+  sessions: number;
+  /** Runs reported with the `sessionId` of such a session, and how many of them completed. */
+  runs: number;
+  completedRuns: number;
+}
+
+/**
+ * Loads per skill with the outcome of the runs that loaded it: a run is linked to a load by its
+ * reported `sessionId` being the session's id. Runs are read only for sessions that loaded
+ * something (index runs_tenant_session), so the cost follows the loads, not the run table.
+ */
+export async function countSkillLoads(db: Queryable, tenantId: string | null): Promise<SkillLoadCount[]> {
+  const result = await db.query<{
+    tenant_id: string;
+    name: string;
+    loads: string;
+    sessions: string;
+    runs: string;
+    completed: string;
+  }>(
+    `WITH loads AS (
+       SELECT tenant_id, name, session_id, count(*) AS loads FROM skill_events
+        WHERE kind = 'skill.load' AND name IS NOT NULL AND ($1::text IS NULL OR tenant_id = $1)
+        GROUP BY tenant_id, name, session_id),
+     session_runs AS (
+       SELECT r.tenant_id, r.session_id, count(*) AS runs, count(*) FILTER (WHERE r.status = 'completed') AS completed
+         FROM runs r
+        WHERE (r.tenant_id, r.session_id) IN (SELECT tenant_id, session_id FROM loads WHERE session_id IS NOT NULL)
+        GROUP BY r.tenant_id, r.session_id)
+     SELECT l.tenant_id, l.name, sum(l.loads)::text AS loads, count(l.session_id)::text AS sessions,
+            coalesce(sum(s.runs), 0)::text AS runs, coalesce(sum(s.completed), 0)::text AS completed
+       FROM loads l LEFT JOIN session_runs s ON s.tenant_id = l.tenant_id AND s.session_id = l.session_id
+      GROUP BY l.tenant_id, l.name
+      ORDER BY l.tenant_id, sum(l.loads) DESC, l.name`,
+    [tenantId],
   );
-  return result.rows.map((row) => ({ name: row.name, count: Number(row.count) }));
+  return result.rows.map((row) => ({
+    tenantId: row.tenant_id,
+    name: row.name,
+    loads: Number(row.loads),
+    sessions: Number(row.sessions),
+    runs: Number(row.runs),
+    completedRuns: Number(row.completed),
+  }));
 }

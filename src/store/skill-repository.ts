@@ -303,3 +303,31 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
 
   return { install, findRevision, resolve, latestRevision, listActive, archive, readArchive, verifyPins };
 }
+
+export interface SkillRevisionCount {
+  tenantId: string;
+  name: string;
+  /** Calendar month (UTC) the revisions were created in, `YYYY-MM`. */
+  month: string;
+  revisions: number;
+  /** Of them, created in the trailing 30 days. */
+  lastThirtyDays: number;
+}
+
+/** Revisions per skill per month (the 002 spec's churn figure), for one tenant or every tenant (`null`). */
+export async function countSkillRevisionsByMonth(db: Queryable, tenantId: string | null): Promise<SkillRevisionCount[]> {
+  const { rows } = await db.query<{ tenant_id: string; name: string; month: string; revisions: string; recent: string }>(
+    `SELECT tenant_id, name, to_char(date_trunc('month', created_at AT TIME ZONE 'UTC'), 'YYYY-MM') AS month,
+            count(*)::text AS revisions, count(*) FILTER (WHERE created_at > now() - interval '30 days')::text AS recent
+       FROM skill_revisions WHERE ($1::text IS NULL OR tenant_id = $1)
+      GROUP BY 1, 2, 3 ORDER BY 1, 2, 3`,
+    [tenantId],
+  );
+  return rows.map((row) => ({
+    tenantId: row.tenant_id,
+    name: row.name,
+    month: row.month,
+    revisions: Number(row.revisions),
+    lastThirtyDays: Number(row.recent),
+  }));
+}

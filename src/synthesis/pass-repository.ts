@@ -4,6 +4,7 @@ import { mapRow } from '../store/row-mapping.ts';
 import type { ConsensusStep } from '../procedures/procedure.ts';
 import {
   emptyPassCounts,
+  passCountKeys,
   type NewPassCluster,
   type PassCluster,
   type PassCounts,
@@ -331,4 +332,60 @@ export async function selectClustersToProcess(
     );
   }
   return { clusterKeys: ordered.slice(0, budget), waiting: waiting.length };
+}
+
+export interface PassSummary {
+  tenantId: string;
+  /** Passes per status. */
+  byStatus: Partial<Record<PassStatus, number>>;
+  /** Ended passes, and their summed wall time (started → finished). */
+  finished: number;
+  durationSecondsTotal: number;
+  /** The pass counts summed over every pass: clusters, qualifying and decisions by kind. */
+  counts: PassCounts;
+  /** The newest ended pass, or null. */
+  last: { id: string; status: PassStatus; durationSeconds: number; finishedAt: Date; counts: PassCounts } | null;
+}
+
+/** Per tenant (or for one): what its synthesis passes did, from the pass records — two aggregate queries. */
+export async function summarizePasses(db: Queryable, tenantId: string | null): Promise<PassSummary[]> {
+  const sums = passCountKeys.map((key) => `coalesce(sum((counts->>'${key}')::bigint), 0)::text AS "${key}"`).join(', ');
+  const totals = await db.query<Record<string, string> & { tenant_id: string; by_status: Record<string, number> }>(
+    `SELECT tenant_id,
+            (SELECT jsonb_object_agg(status, n) FROM (SELECT status, count(*)::int AS n FROM passes q
+              WHERE q.tenant_id = p.tenant_id GROUP BY status) s) AS by_status,
+            count(finished_at)::text AS finished,
+            coalesce(sum(EXTRACT(EPOCH FROM (finished_at - started_at))), 0)::text AS duration,
+            ${sums}
+       FROM passes p WHERE ($1::text IS NULL OR tenant_id = $1) GROUP BY tenant_id ORDER BY tenant_id`,
+    [tenantId],
+  );
+  const lasts = await db.query<PassRow & { duration: string }>(
+    `SELECT DISTINCT ON (tenant_id) ${PASS_COLUMNS}, EXTRACT(EPOCH FROM (finished_at - started_at))::text AS duration
+       FROM passes WHERE ($1::text IS NULL OR tenant_id = $1) AND finished_at IS NOT NULL
+      ORDER BY tenant_id, finished_at DESC`,
+    [tenantId],
+  );
+  const lastByTenant = new Map(lasts.rows.map((row) => [row.tenant_id, row]));
+  return totals.rows.map((row) => {
+    const last = lastByTenant.get(row.tenant_id);
+    const record = last ? toPass(last) : undefined;
+    return {
+      tenantId: row.tenant_id,
+      byStatus: row.by_status ?? {},
+      finished: Number(row.finished),
+      durationSecondsTotal: Number(row.duration),
+      counts: Object.fromEntries(passCountKeys.map((key) => [key, Number(row[key] ?? 0)])) as PassCounts,
+      last:
+        last && record
+          ? {
+              id: record.id,
+              status: record.status,
+              durationSeconds: Number(last.duration),
+              finishedAt: last.finished_at!,
+              counts: record.counts,
+            }
+          : null,
+    };
+  });
 }

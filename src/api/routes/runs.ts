@@ -14,7 +14,7 @@ export class TenantMismatch extends SkillsmithError {
  * POST /v1/runs — a finished run, into the same intake path as the Temporal signal
  * (`reportRunCompleted`): validated here, then again by the worker (scope run.write).
  */
-export const runRoutes: RoutePlugin = async (app, { services: { reportRun } }) => {
+export const runRoutes: RoutePlugin = async (app, { services: { reportRun, processMetrics } }) => {
   app.post(
     '/v1/runs',
     routeOptions('run.write', {
@@ -30,7 +30,16 @@ export const runRoutes: RoutePlugin = async (app, { services: { reportRun } }) =
       if (claimed !== undefined && claimed !== tenantId) {
         throw new TenantMismatch(`the report names tenant ${JSON.stringify(claimed)} but the token belongs to ${JSON.stringify(tenantId)}`);
       }
-      const { workflowId, report } = await reportRun({ ...request.body, tenantId });
+      let accepted: Awaited<ReturnType<typeof reportRun>>;
+      try {
+        accepted = await reportRun({ ...request.body, tenantId });
+      } catch (error) {
+        processMetrics.intakeRefused.inc({ tenant: tenantId, code: error instanceof SkillsmithError ? error.code : 'InternalError' });
+        throw error;
+      }
+      const { workflowId, report } = accepted;
+      processMetrics.intakeAccepted.inc({ tenant: tenantId });
+      processMetrics.intakeLag.observe({ tenant: tenantId }, Math.max(0, (Date.now() - Date.parse(report.completedAt)) / 1000));
       return reply.code(202).send({ runId: report.runId, workflowId });
     },
   );
