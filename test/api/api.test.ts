@@ -55,6 +55,7 @@ describe('HTTP API: refusals before anything is written', () => {
     expect(document.openapi).toBe('3.1.0');
     expect(Object.keys(document.paths).sort()).toEqual([
       '/healthz',
+      '/metrics',
       '/v1/approvals',
       '/v1/approvals/{id}/resolve',
       '/v1/recall',
@@ -70,6 +71,7 @@ describe('HTTP API: refusals before anything is written', () => {
     ]);
     expect(JSON.stringify(document.paths['/v1/sessions']!.post!.requestBody)).toContain('mcpPrompts');
     expect(document.paths['/v1/sessions']!.post!.security).toEqual([{ bearer: [] }]);
+    expect(document.paths['/metrics']!.get!.security).toEqual([{ bearer: [] }]);
   });
 
   it.each([

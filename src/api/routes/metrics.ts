@@ -11,9 +11,10 @@ export const METRICS_SCOPE = 'metrics.read';
 
 export const metricsRoutes: RoutePlugin = async (app, { services: { pool, config, processMetrics } }) => {
   const summary = 'Prometheus metrics: the process, the intake, synthesis passes and every tracked skill metric';
+  const security: Array<Record<string, string[]>> = config.metrics.public ? [] : [{ bearer: [] }];
   app.get(
     '/metrics',
-    { config: { scope: config.metrics.public ? undefined : METRICS_SCOPE }, schema: { summary } },
+    { config: { scope: config.metrics.public ? undefined : METRICS_SCOPE }, schema: { summary, security } },
     async (request, reply) => {
       const tenantId = config.metrics.public ? null : request.principal.tenantId;
       const exposition = await renderMetrics(pool, processMetrics, { tenantId });
