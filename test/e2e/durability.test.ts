@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { reportRunCompleted } from '../../src/client/run-intake-client.ts';
+import { reviewWorkflowId } from '../../src/client/intake-contract.ts';
 import { loadConfig } from '../../src/config.ts';
 import { queryPassProgress, startSynthesisPass } from '../../src/client/synthesis-client.ts';
 import { startScriptedLlm } from '../support/scripted-llm.ts';
@@ -32,13 +33,23 @@ const kill = (worker: ChildProcess) =>
     worker.kill('SIGKILL');
   });
 
-describe('durability: a pass survives its workers being SIGKILLed', () => {
+// The two cases wait mostly on Temporal noticing a dead worker (heartbeat and start-to-close
+// timeouts of 30 s); they share no tenant, task queue or worker, so they wait side by side.
+describe.concurrent('durability: a pass survives its workers being SIGKILLed', () => {
   let database: TestDatabase;
   let connection: Connection;
   let client: Client;
   const workers: ChildProcess[] = [];
   const taskQueue = `durability-${Date.now()}`;
   let env: Record<string, string>;
+  /** Enough goals that the embed step spans several pages (the kill lands between them) and ten clusters qualify. */
+  const RUNS = 1000;
+
+  const startWorker = (workerEnv: Record<string, string>) => {
+    const worker = startWorkerProcess(workerEnv);
+    workers.push(worker);
+    return worker;
+  };
 
   beforeAll(async () => {
     await requireTestModel();
@@ -55,7 +66,7 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
       SKILLSMITH_SIMILARITY_TAU: '0.5',
       SKILLSMITH_DISTILLER: 'extractive',
     };
-    const runs = generateRuns({ seed: 21, runs: 2000 }).map(({ report }) => report);
+    const runs = generateRuns({ seed: 21, runs: RUNS }).map(({ report }) => report);
     for (const tenantId of ['durable', 'baseline']) {
       for (let start = 0; start < runs.length; start += 500) {
         await upsertRuns(
@@ -84,34 +95,49 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
       )
     ).rows;
 
-  it('SIGKILL during embed and again during distill/install: a new worker finishes with exactly the skills and revisions of an uninterrupted pass', async () => {
-    workers.push(startWorkerProcess(env));
-    const handle = await startSynthesisPass(client, { tenantId: 'durable', full: true, taskQueue });
-    await until(
-      'the embed step to be writing',
-      async () => {
-        const { rows } = await database.pool.query(`SELECT count(*)::int AS n FROM goal_embeddings WHERE tenant_id = 'durable'`);
-        return rows[0].n > 0 ? true : undefined;
-      },
-      { timeoutMs: 120_000, retryErrors: true },
+  it('SIGKILL during embed and again during distill/install: a new worker finishes with exactly the skills and revisions of an uninterrupted pass', async ({
+    expect,
+  }) => {
+    // The uninterrupted pass runs beside the interrupted one, on a worker of its own that is never
+    // killed: it works while the interrupted pass waits out the timeouts of its dead workers.
+    const baselineQueue = `${taskQueue}-baseline`;
+    startWorker({ ...env, TEMPORAL_TASK_QUEUE: baselineQueue });
+    const baselineResult = startSynthesisPass(client, { tenantId: 'baseline', full: true, taskQueue: baselineQueue }).then(
+      async (baselineHandle) => (await baselineHandle.result()) as PassRecord,
     );
-    await kill(workers[0]!);
-    const embeddedAtKill = (await database.pool.query(`SELECT count(*)::int AS n FROM goal_embeddings WHERE tenant_id = 'durable'`)).rows[0]
-      .n;
-    expect(embeddedAtKill).toBeLessThan(2000);
+    // Settled at once, awaited at the end: a failing baseline must not be an unhandled rejection meanwhile.
+    baselineResult.catch(() => undefined);
 
-    workers.push(startWorkerProcess(env));
+    const countEmbedded = async () =>
+      (await database.pool.query(`SELECT count(*)::int AS n FROM goal_embeddings WHERE tenant_id = 'durable'`)).rows[0].n as number;
+    const first = startWorker(env);
+    const handle = await startSynthesisPass(client, { tenantId: 'durable', full: true, taskQueue });
+    // Killed as soon as the first page of embeddings is written: the later pages are still to come.
+    await until('the embed step to be writing', async () => ((await countEmbedded()) > 0 ? true : undefined), {
+      timeoutMs: 120_000,
+      intervalMs: 50,
+      retryErrors: true,
+    });
+    await kill(first);
+    const embeddedAtKill = await countEmbedded();
+    expect(embeddedAtKill).toBeGreaterThan(0);
+    expect(embeddedAtKill).toBeLessThan(RUNS);
+
+    const second = startWorker(env);
     await until(
       'a cluster to be installed',
       async () => {
         const progress: PassProgress = await queryPassProgress(handle);
-        return progress.stage === 'distilling' && progress.clustersDone >= 1 ? true : undefined;
+        return progress.stage === 'distilling' && progress.clustersDone >= 1 ? progress : undefined;
       },
-      { timeoutMs: 180_000, retryErrors: true },
-    );
-    await kill(workers[1]!);
+      { timeoutMs: 180_000, intervalMs: 50, retryErrors: true },
+    ).then((progress) => {
+      // Clusters are still to come: the kill lands inside the distil/install of one of them.
+      expect(progress.clustersDone).toBeLessThan(progress.clustersTotal);
+    });
+    await kill(second);
 
-    workers.push(startWorkerProcess(env));
+    startWorker(env);
     const interrupted = (await handle.result()) as PassRecord;
     expect(interrupted.status).toBe('completed');
     const history = await handle.fetchHistory();
@@ -120,9 +146,12 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
     );
     expect(attempts.length).toBeGreaterThanOrEqual(1);
 
-    const baseline = (await (await startSynthesisPass(client, { tenantId: 'baseline', full: true, taskQueue })).result()) as PassRecord;
+    const baseline = await baselineResult;
     expect(baseline.status).toBe('completed');
     expect(interrupted.counts).toEqual(baseline.counts);
+    // Installs and updates both happened: the revision check below has revisions past 1 to check.
+    expect(baseline.counts.added).toBeGreaterThan(0);
+    expect(baseline.counts.updated).toBeGreaterThan(0);
 
     const durableSkills = await skillsOf('durable');
     expect(durableSkills.length).toBeGreaterThan(0);
@@ -133,10 +162,12 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
     const embeddings = await database.pool.query(
       `SELECT count(*)::int AS n, count(DISTINCT run_id)::int AS runs FROM goal_embeddings WHERE tenant_id = 'durable'`,
     );
-    expect(embeddings.rows[0]).toEqual({ n: 2000, runs: 2000 });
+    expect(embeddings.rows[0]).toEqual({ n: RUNS, runs: RUNS });
   }, 420_000);
 
-  it('gate.skill.review_never_fatal: the worker killed right after the run is recorded — the review still happens, once, and the run is untouched', async () => {
+  it('gate.skill.review_never_fatal: the worker killed once the run is recorded and its review enqueued — the review still happens, once, and the run is untouched', async ({
+    expect,
+  }) => {
     const llm = await startScriptedLlm(() => ({ content: JSON.stringify({ done: true, decision: 'none', summary: 'nothing new' }) }));
     const reviewEnv = {
       ...env,
@@ -148,8 +179,7 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
     try {
       // The worker process runs the combination reviewEnv configures: activate the tenant for it.
       await activateTenants(createConfiguredRolloutGate(database.pool, loadConfig(reviewEnv)), ['reviews']);
-      const first = startWorkerProcess(reviewEnv);
-      workers.push(first);
+      const first = startWorker(reviewEnv);
       const runId = `killed-${Date.now()}`;
       const report = {
         tenantId: 'reviews',
@@ -162,18 +192,21 @@ describe('durability: a pass survives its workers being SIGKILLed', () => {
         toolCalls: [{ tool: 'keys.rotate', success: true }],
       };
       await reportRunCompleted(client, report, { taskQueue: reviewEnv.TEMPORAL_TASK_QUEUE });
-      const recorded = await until(
-        'the run to be recorded',
-        async () => {
-          const { rows } = await database.pool.query(`SELECT content_sha256 FROM runs WHERE tenant_id = 'reviews' AND run_id = $1`, [
-            runId,
-          ]);
-          return rows[0]?.content_sha256 as string | undefined;
-        },
-        { timeoutMs: 120_000, retryErrors: true },
+      // The intake starts the review only after recording the run: killed the moment the review
+      // workflow exists, before (or as) the worker starts on it.
+      await until(
+        'the review to be enqueued',
+        async () => ((await client.workflow.getHandle(reviewWorkflowId('reviews', runId)).describe()) ? true : undefined),
+        { timeoutMs: 120_000, intervalMs: 50, retryErrors: true },
       );
       await kill(first);
-      workers.push(startWorkerProcess(reviewEnv));
+      const { rows: recordedRows } = await database.pool.query(
+        `SELECT content_sha256 FROM runs WHERE tenant_id = 'reviews' AND run_id = $1`,
+        [runId],
+      );
+      const recorded = recordedRows[0]?.content_sha256 as string | undefined;
+      expect(recorded).toMatch(/^[0-9a-f]{64}$/);
+      startWorker(reviewEnv);
       const review = await until(
         'the review to finish',
         async () => {
