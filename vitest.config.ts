@@ -1,4 +1,33 @@
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
+
+/**
+ * The files that take longest (CI, 2 cores), longest first. With two forks the suite ends when
+ * its last file does: a long file started last would run alone at the end, so these start first
+ * (a fresh clone has no timing cache, and vitest would otherwise order by file size).
+ */
+const SLOWEST_FILES = [
+  'test/e2e/durability.test.ts',
+  'test/e2e/synthesis-cli.test.ts',
+  'test/store/sessions.test.ts',
+  'test/clustering/partition-equality.test.ts',
+  'test/store/goal-embeddings.test.ts',
+  'test/store/reembed.test.ts',
+];
+
+class SlowestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (spec: TestSpecification) => {
+      const index = SLOWEST_FILES.findIndex((file) => spec.moduleId.endsWith(file));
+      return index < 0 ? SLOWEST_FILES.length : index;
+    };
+    const sorted = await super.sort(files);
+    return sorted
+      .map((spec, position) => ({ spec, position }))
+      .sort((a, b) => rank(a.spec) - rank(b.spec) || a.position - b.position)
+      .map(({ spec }) => spec);
+  }
+}
 
 export default defineConfig({
   test: {
@@ -7,6 +36,7 @@ export default defineConfig({
     pool: 'forks',
     // Two cores: PGlite instances and a Temporal worker per file are heavy, so keep files few at once.
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    sequence: { sequencer: SlowestFirst },
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },
