@@ -98,23 +98,13 @@ describe.concurrent('durability: a pass survives its workers being SIGKILLed', (
   it('SIGKILL during embed and again during distill/install: a new worker finishes with exactly the skills and revisions of an uninterrupted pass', async ({
     expect,
   }) => {
-    // The uninterrupted pass runs beside the interrupted one, on a worker of its own that is never
-    // killed: it works while the interrupted pass waits out the timeouts of its dead workers.
-    const baselineQueue = `${taskQueue}-baseline`;
-    startWorker({ ...env, TEMPORAL_TASK_QUEUE: baselineQueue });
-    const baselineResult = startSynthesisPass(client, { tenantId: 'baseline', full: true, taskQueue: baselineQueue }).then(
-      async (baselineHandle) => (await baselineHandle.result()) as PassRecord,
-    );
-    // Settled at once, awaited at the end: a failing baseline must not be an unhandled rejection meanwhile.
-    baselineResult.catch(() => undefined);
-
     const countEmbedded = async () =>
       (await database.pool.query(`SELECT count(*)::int AS n FROM goal_embeddings WHERE tenant_id = 'durable'`)).rows[0].n as number;
     const first = startWorker(env);
     const handle = await startSynthesisPass(client, { tenantId: 'durable', full: true, taskQueue });
     // Killed as soon as the first page of embeddings is written: the later pages are still to come.
     await until('the embed step to be writing', async () => ((await countEmbedded()) > 0 ? true : undefined), {
-      timeoutMs: 120_000,
+      timeoutMs: 180_000,
       intervalMs: 50,
       retryErrors: true,
     });
@@ -123,6 +113,17 @@ describe.concurrent('durability: a pass survives its workers being SIGKILLed', (
     expect(embeddedAtKill).toBeGreaterThan(0);
     expect(embeddedAtKill).toBeLessThan(RUNS);
 
+    // The uninterrupted pass runs beside the rest of the interrupted one, on a worker of its own
+    // that is never killed: it works while the interrupted pass waits out the timeouts of its dead
+    // workers (started only now, so that it does not slow the embedding the first kill waits for).
+    const baselineQueue = `${taskQueue}-baseline`;
+    startWorker({ ...env, TEMPORAL_TASK_QUEUE: baselineQueue });
+    const baselineResult = startSynthesisPass(client, { tenantId: 'baseline', full: true, taskQueue: baselineQueue }).then(
+      async (baselineHandle) => (await baselineHandle.result()) as PassRecord,
+    );
+    // Settled at once, awaited at the end: a failing baseline must not be an unhandled rejection meanwhile.
+    baselineResult.catch(() => undefined);
+
     const second = startWorker(env);
     await until(
       'a cluster to be installed',
@@ -130,7 +131,7 @@ describe.concurrent('durability: a pass survives its workers being SIGKILLed', (
         const progress: PassProgress = await queryPassProgress(handle);
         return progress.stage === 'distilling' && progress.clustersDone >= 1 ? progress : undefined;
       },
-      { timeoutMs: 180_000, intervalMs: 50, retryErrors: true },
+      { timeoutMs: 240_000, intervalMs: 50, retryErrors: true },
     ).then((progress) => {
       // Clusters are still to come: the kill lands inside the distil/install of one of them.
       expect(progress.clustersDone).toBeLessThan(progress.clustersTotal);
