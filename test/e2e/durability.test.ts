@@ -164,7 +164,7 @@ describe.concurrent('durability: a pass survives its workers being SIGKILLed', (
       `SELECT count(*)::int AS n, count(DISTINCT run_id)::int AS runs FROM goal_embeddings WHERE tenant_id = 'durable'`,
     );
     expect(embeddings.rows[0]).toEqual({ n: RUNS, runs: RUNS });
-  }, 420_000);
+  }, 600_000);
 
   it('gate.skill.review_never_fatal: the worker killed once the run is recorded and its review enqueued — the review still happens, once, and the run is untouched', async ({
     expect,
