@@ -36,9 +36,20 @@ type FeatureExtractor = (
 ) => Promise<{ data: Float32Array; dims: number[] }>;
 
 interface LoadedModel {
+  /** The batch path (a pass's goals): onnxruntime's default intra-op threads, one per core. */
   extractor: FeatureExtractor;
+  /** The latency path (one text: a recall's goal), loaded on first use; see `queryExtractor`. */
+  queryExtractor: () => Promise<FeatureExtractor>;
   dimension: number;
 }
+
+/**
+ * onnxruntime's intra-op threads spin after each run by default, waiting for the next one: on
+ * 2 cores that spinning took the core PostgreSQL and the HTTP server needed (a recall's own
+ * process CPU went from ~8 to ~12 ms per query, bench/README.md "Latency"), and two processes'
+ * pools (API and a worker embedding a pass) spun against each other. Threads sleep instead.
+ */
+const noSpinning = { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
 
 // One load per process and model: the pipeline holds an ONNX session worth keeping.
 const loadedModels = new Map<string, Promise<LoadedModel>>();
@@ -78,22 +89,33 @@ async function loadModel(settings: EmbeddingSettings): Promise<LoadedModel> {
   // transformers.js caches hub downloads as <cacheDir>/<modelId>/<file>: the local layout, so a
   // model fetched once (when allowed) is found in SKILLSMITH_MODEL_DIR from then on.
   transformers.env.cacheDir = modelDir;
-  let extractor: FeatureExtractor;
-  try {
-    const pipe = await transformers.pipeline('feature-extraction', settings.model, {
-      dtype: dtype ?? 'fp32',
-      device: 'cpu',
-    });
-    extractor = pipe;
-  } catch (error) {
-    throw new EmbeddingModelUnavailable(settings.model, searched, error instanceof Error ? error.message : String(error));
-  }
+  const load = async (sessionOptions: Record<string, unknown>): Promise<FeatureExtractor> => {
+    try {
+      return await transformers.pipeline('feature-extraction', settings.model, {
+        dtype: dtype ?? 'fp32',
+        device: 'cpu',
+        session_options: { ...sessionOptions, extra: noSpinning },
+      });
+    } catch (error) {
+      throw new EmbeddingModelUnavailable(settings.model, searched, error instanceof Error ? error.message : String(error));
+    }
+  };
+  const extractor = await load({});
+  // One short text gains nothing from a second thread (a ~10-token goal is ~2 ms of one core) and
+  // a single-threaded session cannot fight a pass's pool for the cores: its own session, loaded
+  // once on the first query (the same model file and weights, so the same vectors).
+  let queryLoading: Promise<FeatureExtractor> | undefined;
+  const queryExtractor = () => {
+    queryLoading ??= load({ intraOpNumThreads: 1, interOpNumThreads: 1 });
+    queryLoading.catch(() => (queryLoading = undefined));
+    return queryLoading;
+  };
   const probe = await extractor(['dimension probe'], { pooling: settings.pooling, normalize: true });
   const dimension = probe.dims.at(-1);
   if (!dimension) {
     throw new EmbeddingModelUnavailable(settings.model, searched, `unexpected output shape [${probe.dims.join(', ')}]`);
   }
-  return { extractor, dimension };
+  return { extractor, queryExtractor, dimension };
 }
 
 /**
@@ -112,7 +134,7 @@ export async function createEmbedder(settings: EmbeddingSettings): Promise<Embed
     // A failed load is not cached: the operator may pull the model and retry in-process.
     loading.catch(() => loadedModels.delete(key));
   }
-  const { extractor, dimension } = await loading;
+  const { extractor, queryExtractor, dimension } = await loading;
   if (settings.dimension !== undefined && settings.dimension !== dimension) {
     throw new EmbeddingDimensionMismatch(settings.model, settings.dimension, dimension, 'SKILLSMITH_EMBEDDING_DIMENSION');
   }
@@ -125,7 +147,8 @@ export async function createEmbedder(settings: EmbeddingSettings): Promise<Embed
       const vectors: Float32Array[] = [];
       for (let start = 0; start < texts.length; start += batchSize) {
         const batch = texts.slice(start, start + batchSize).map((text) => prefix + text);
-        const output = await extractor(batch, { pooling: settings.pooling, normalize: true });
+        const run = texts.length === 1 ? await queryExtractor() : extractor;
+        const output = await run(batch, { pooling: settings.pooling, normalize: true });
         for (let row = 0; row < batch.length; row++) {
           vectors.push(output.data.slice(row * dimension, (row + 1) * dimension));
         }

@@ -1,5 +1,5 @@
 import pgvector from 'pgvector';
-import type { Queryable } from '../store/database.ts';
+import { isEmbeddedDatabase, type Queryable } from '../store/database.ts';
 
 /**
  * The `procedure_goal_vectors` table: what each procedure is for, as recall searches it — one
@@ -131,9 +131,10 @@ export async function searchRecallVectors(
     similarity: number;
     fused: number;
   }>({
-    // Not a named statement, though planning costs about as much as running it: the embedded
-    // database serves every connection from one backend session, where a second connection's
-    // PREPARE of the same name fails ("already exists"). Name it once the default is a real server.
+    // Named (planned once per connection: planning costs about as much as running it) except on
+    // the embedded database, where every connection shares one backend session and a second
+    // connection's PREPARE of the same name fails ("already exists").
+    ...(isEmbeddedDatabase(db) ? {} : { name: `recall_search_${d}` }),
     text: `WITH q AS (
        SELECT $2::vector(${d}) AS v,
               -- plainto_tsquery ANDs every lexeme; a goal should match on any of them.

@@ -14,6 +14,18 @@ export function isEmbeddedDatabaseUrl(url: string): boolean {
 }
 
 /**
+ * Whether `db` talks to the embedded PGlite: its socket server runs every connection in one
+ * backend session, where a second connection's PREPARE of an already prepared name fails, so
+ * statements are named (planned once per connection) only against a real server.
+ */
+export function isEmbeddedDatabase(db: Queryable): boolean {
+  if (db instanceof pg.Pool) return isEmbeddedDatabaseUrl(db.options.connectionString ?? '');
+  // A pooled client: pg keeps the parsed URL's parameters on it (not in @types/pg).
+  const parameters = (db as pg.PoolClient & { connectionParameters?: { application_name?: string } }).connectionParameters;
+  return parameters?.application_name === EMBEDDED_APPLICATION_NAME;
+}
+
+/**
  * A connection pool. Vectors travel as pgvector text (`pgvector.toSql` in, `::text` +
  * `pgvector.fromSql` out), so no per-connection type registration is needed. Against the
  * embedded PGlite the pool holds one connection: its socket server interleaves the protocol

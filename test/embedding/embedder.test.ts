@@ -63,6 +63,15 @@ describe('embedder on the registry-shipped test model', () => {
     expect(dot(vectors[4]!, alone[0]!)).toBeCloseTo(1, 5);
   });
 
+  it('embeds one text (the recall path, its own single-threaded session) as the batch path does', async () => {
+    const text = 'book a table for two in Lisbon tomorrow evening';
+    const [alone] = await embedder.embed([text], 'goal');
+    // Two copies: a batch without padding, so the only difference left is the session.
+    const [inBatch, again] = await embedder.embed([text, text], 'goal');
+    expect(dot(alone!, inBatch!)).toBeGreaterThan(1 - 1e-6);
+    expect(Array.from(again!)).toEqual(Array.from(inBatch!));
+  });
+
   it('applies the nomic task prefixes when configured and none otherwise', async () => {
     expect(taskPrefix('nomic', 'goal')).toBe('clustering: ');
     expect(taskPrefix('nomic', 'document')).toBe('search_document: ');
