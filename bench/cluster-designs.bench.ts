@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { clusterRuns, type ClusterLinkage } from '../src/clustering/cluster-goals.ts';
-import { runSimilarity, type SimilarityDesign, type SimilaritySettings } from '../src/clustering/run-similarity.ts';
+import { parseSimilarityDesign, runSimilarity } from '../src/clustering/run-similarity.ts';
 import { ProcedureTable, traceOfRun } from '../src/clustering/tool-sequence-similarity.ts';
 import { createEmbedder } from '../src/embedding/embedder.ts';
 import { requireTestModel, testModelSettings } from '../test/support/test-model.ts';
@@ -44,17 +44,6 @@ const jsonLines = async <T>(file: string, schema: z.ZodType<T>): Promise<T[]> =>
     .split('\n')
     .filter((line) => line.trim() !== '')
     .map((line) => schema.parse(JSON.parse(line)));
-
-function parseDesign(spec: string): SimilaritySettings {
-  const [design, tau, third] = spec.split(':');
-  return {
-    design: design as SimilarityDesign,
-    goalTau: Number(tau),
-    clusterTau: Number(tau),
-    toolTau: Number(third),
-    goalWeight: Number(third),
-  };
-}
 
 const choose2 = (count: number) => (count * (count - 1)) / 2;
 function entropy(counts: Iterable<number>, total: number): number {
@@ -133,7 +122,7 @@ async function main(): Promise<void> {
   );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const design of values.designs.split(',')) {
-    const clustering = await clusterRuns(vectors, runSimilarity(vectors, procedures, parseDesign(design)), {
+    const clustering = await clusterRuns(vectors, runSimilarity(vectors, procedures, parseSimilarityDesign(design)), {
       linkage: values.linkage as ClusterLinkage,
     });
     const s = score(labels, recurring, clustering.clusters);

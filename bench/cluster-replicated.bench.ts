@@ -13,6 +13,7 @@
  * The corpus goals are embedded once with the test model (node bin/skillsmith.js models pull).
  */
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { readFile, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { clusterRuns, type ClusterLinkage } from '../src/clustering/cluster-goals.ts';
-import { runSimilarity, type SimilarityDesign, type SimilaritySettings } from '../src/clustering/run-similarity.ts';
+import { parseSimilarityDesign, runSimilarity } from '../src/clustering/run-similarity.ts';
 import { ProcedureTable, traceOfRun, type ProcedureTrace } from '../src/clustering/tool-sequence-similarity.ts';
 import { createEmbedder } from '../src/embedding/embedder.ts';
 import { createSeededRandom } from '../src/runs/seeded-random.ts';
@@ -57,17 +58,6 @@ interface Corpus {
   traces: ProcedureTrace[];
 }
 
-function parseDesign(spec: string): SimilaritySettings {
-  const [design, tau, third] = spec.split(':');
-  return {
-    design: design as SimilarityDesign,
-    goalTau: Number(tau),
-    clusterTau: Number(tau),
-    toolTau: Number(third),
-    goalWeight: Number(third),
-  };
-}
-
 function replicate(corpus: Corpus, n: number) {
   const random = createSeededRandom(Number(values.seed));
   const goalNoise = Number(values['goal-noise']);
@@ -94,7 +84,7 @@ async function runChild(corpusFile: string, n: number, design: string): Promise<
   const { vectors, traces } = replicate(corpus, n);
   const started = performance.now();
   const procedures = new ProcedureTable(traces);
-  const similarity = runSimilarity(vectors, procedures, parseDesign(design));
+  const similarity = runSimilarity(vectors, procedures, parseSimilarityDesign(design));
   const clustering = await clusterRuns(vectors, similarity, { linkage: values.linkage as ClusterLinkage });
   process.stdout.write(
     `${JSON.stringify({
@@ -104,6 +94,8 @@ async function runChild(corpusFile: string, n: number, design: string): Promise<
       largestComponent: clustering.largestComponentSize,
       comparedPairs: clustering.comparedPairs,
       distinctProcedures: procedures.distinctCount,
+      // The canonical partition (clusters ascending, ordered by first member): equal digests, equal partitions.
+      partition: createHash('sha256').update(JSON.stringify(clustering.clusters)).digest('hex').slice(0, 16),
     })}\n`,
   );
 }
@@ -178,20 +170,20 @@ async function main(): Promise<void> {
       `${availableParallelism()} cores, node ${process.version}`,
   );
   console.log(
-    '| design | n | time (wall) | child CPU | peak RSS | clusters (≥ 2) | components | largest component | distinct procedures |',
+    '| design | n | time (wall) | child CPU | peak RSS | clusters (≥ 2) | components | largest component | distinct procedures | partition digest |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const n of values.sizes.split(',').map(Number)) {
     for (const design of values.designs.split(',')) {
       const result = await measure(corpusFile, n, design);
       console.log(
         result.failure
-          ? `| ${design} | ${n.toLocaleString('en')} | failed: ${result.failure} | ${result.cpuSeconds.toFixed(1)} s | ${result.peakRssMiB.toFixed(0)} MiB | – | – | – | – |`
+          ? `| ${design} | ${n.toLocaleString('en')} | failed: ${result.failure} | ${result.cpuSeconds.toFixed(1)} s | ${result.peakRssMiB.toFixed(0)} MiB | – | – | – | – | – |`
           : `| ${design} | ${n.toLocaleString('en')} | ${Number(result.seconds).toFixed(1)} s | ${result.cpuSeconds.toFixed(1)} s | ${result.peakRssMiB.toFixed(0)} MiB | ` +
               ['clusters', 'components', 'largestComponent', 'distinctProcedures']
                 .map((figure) => Number(result[figure]).toLocaleString('en'))
                 .join(' | ') +
-              ' |',
+              ` | ${String(result.partition)} |`,
       );
     }
   }

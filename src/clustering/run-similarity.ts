@@ -46,6 +46,26 @@ export interface RunSimilarity {
   procedures?: ProcedureTable;
 }
 
+const designs: readonly SimilarityDesign[] = ['goal', 'product', 'mix', 'gate'];
+
+/**
+ * A design written as the benchmarks take it: `goal:τ`, `product:τ`, `mix:τ:w` (w = goal weight)
+ * or `gate:τ_goal:τ_tool`. The numbers are range-checked by `runSimilarity`.
+ */
+export function parseSimilarityDesign(spec: string): SimilaritySettings {
+  const [design, tau, third] = spec.split(':');
+  if (!designs.includes(design as SimilarityDesign)) {
+    throw new RangeError(`unknown similarity design "${design}" in "${spec}" (one of ${designs.join(', ')})`);
+  }
+  return {
+    design: design as SimilarityDesign,
+    goalTau: Number(tau),
+    clusterTau: Number(tau),
+    toolTau: Number(third),
+    goalWeight: Number(third),
+  };
+}
+
 function assertFraction(name: string, value: number, { below1 }: { below1: boolean }): void {
   if (!(value > 0 && (below1 ? value < 1 : value <= 1))) {
     throw new RangeError(`${name} must be in (0, ${below1 ? '1)' : '1]'}, got ${value}`);
