@@ -49,7 +49,7 @@ export async function finishReviewRecord(
   outcome: { decision: string; detail: Record<string, unknown> },
 ): Promise<void> {
   await db.query(
-    `UPDATE reviews SET status = 'completed', decision = $3, detail = $4, finished_at = now()
+    `UPDATE reviews SET status = 'completed', decision = $3, detail = detail || $4, finished_at = now()
       WHERE tenant_id = $1 AND run_id = $2 AND status = 'running'`,
     [tenantId, runId, outcome.decision, JSON.stringify(outcome.detail)],
   );
@@ -87,7 +87,7 @@ export async function claimReviewRecords(db: Queryable, tenantId: string, runIds
   return rows.map((row) => row.run_id);
 }
 
-/** Finishes several claimed reviews in one statement (each only while it is still running). */
+/** Finishes several claimed reviews in one statement (each only while it is still running; the claim's reviewId stays in detail). */
 export async function finishReviewRecords(
   db: Queryable,
   tenantId: string,
@@ -95,7 +95,7 @@ export async function finishReviewRecords(
 ): Promise<void> {
   if (outcomes.length === 0) return;
   await db.query(
-    `UPDATE reviews SET status = 'completed', decision = o.decision, detail = o.detail, finished_at = now()
+    `UPDATE reviews SET status = 'completed', decision = o.decision, detail = reviews.detail || o.detail, finished_at = now()
        FROM unnest($2::text[], $3::text[], $4::jsonb[]) AS o(run_id, decision, detail)
       WHERE reviews.tenant_id = $1 AND reviews.run_id = o.run_id AND reviews.status = 'running'`,
     [
