@@ -1,11 +1,18 @@
 import type { ActivityDependencies } from './dependencies.ts';
 import { failFast } from './failures.ts';
 import { whileHeartbeating } from './heartbeat.ts';
-import { beginReviewRecord, failReviewRecord, finishReviewRecord } from '../src/review/review-repository.ts';
+import {
+  beginReviewRecord,
+  claimReviewRecords,
+  failReviewRecord,
+  finishReviewRecord,
+  finishReviewRecords,
+} from '../src/review/review-repository.ts';
 import { createReviewToolbox } from '../src/review/review-toolbox.ts';
+import { recallSkills } from '../src/recall/recall.ts';
 import { reviewWithLlm, type ReviewOutcome } from '../src/review/reviewer.ts';
-import { updateTrackRecord, type TrackRecordUpdate } from '../src/review/track-record.ts';
-import { findRun } from '../src/runs/run-repository.ts';
+import { updateTrackRecord, updateTrackRecords, type TrackRecordUpdate } from '../src/review/track-record.ts';
+import { findRun, findRunOutlines } from '../src/runs/run-repository.ts';
 import type { RunReport } from '../src/runs/run-report.ts';
 import type { SkillRevision } from '../src/skills/skill-revision.ts';
 import { SkillsmithError } from '../src/skillsmith-error.ts';
@@ -14,6 +21,15 @@ export interface ReviewInput {
   tenantId: string;
   runId: string;
 }
+
+/** The runs of one review batch (one intake batch of a tenant's agent). */
+export interface ReviewBatchInput {
+  tenantId: string;
+  runIds: string[];
+}
+
+/** One run's outcome in a batch: finished with a decision, or failed with the reason. */
+export type ReviewOutcomeOfRun = { runId: string; decision: string; detail: Record<string, unknown> };
 
 /** The run under review is gone (it is recorded before its review starts, so this is a bug). */
 export class ReviewedRunMissing extends SkillsmithError {
@@ -30,6 +46,13 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
     const run = await findRun(pool, tenantId, runId);
     if (!run) throw new ReviewedRunMissing(`run ${runId} of tenant ${tenantId} is not recorded`);
     return run;
+  };
+
+  /** Marks a run's review failed and logs it, only the first time (a retry or a repeat does nothing). */
+  const recordFailure = async (tenantId: string, runId: string, error: string) => {
+    if (await failReviewRecord(pool, tenantId, runId, error)) {
+      logger.error({ tenantId, runId, error }, `review of run ${runId} failed: ${error}`);
+    }
   };
 
   return {
@@ -75,14 +98,58 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
       logger.info({ tenantId: input.tenantId, runId: input.runId, decision: input.decision }, 'review finished');
     },
 
+    /**
+     * Claims a batch's runs for this review execution (at most once per run: a run claimed by
+     * another is left out) and says which of them get the LLM review.
+     */
+    async beginReviews(input: ReviewBatchInput & { reviewId: string }): Promise<{ claimed: string[]; llmReview: string[] }> {
+      const { tenantId } = input;
+      const claimed = await claimReviewRecords(pool, tenantId, input.runIds, input.reviewId);
+      if (!config.authoring.reviewEnabled || claimed.length === 0) return { claimed, llmReview: [] };
+      const completed = (await findRunOutlines(pool, tenantId, claimed))
+        .filter((run) => run.status === 'completed')
+        .map((run) => run.runId);
+      // Review is switched on platform-wide; the tenant's rollout decision says whether it runs here.
+      const activated = completed.length > 0 && (await rollout.status(tenantId)).active;
+      if (completed.length > 0 && !activated)
+        logger.info({ tenantId, runs: completed.length }, 'LLM review skipped: the tenant is not activated (rollout show)');
+      return { claimed, llmReview: activated ? completed : [] };
+    },
+
+    /** The track record of a batch's runs at once; a run that is not recorded fails alone (named), the others go on. */
+    async updateTrackRecords(
+      input: ReviewBatchInput,
+    ): Promise<Array<{ runId: string; update: TrackRecordUpdate } | { runId: string; error: string }>> {
+      const { tenantId } = input;
+      const runs = await findRunOutlines(pool, tenantId, input.runIds);
+      // Recalled without recording use (a review is not a use); the goals are embedded together.
+      const recallMany = async (tenant: string, goals: string[]) =>
+        recallSkills({ pool, embedder: await dependencies.embedder(), threshold: config.recall.threshold }, tenant, goals);
+      const updates = await failFast(() =>
+        updateTrackRecords({ pool, recall: dependencies.recall, recallMany, synthesis: config.synthesis, logger }, tenantId, runs),
+      );
+      const byRun = new Map(runs.map((run, index) => [run.runId, updates[index]!]));
+      return input.runIds.map((runId) => {
+        const update = byRun.get(runId);
+        return update
+          ? { runId, update }
+          : { runId, error: `${ReviewedRunMissing.code}: run ${runId} of tenant ${tenantId} is not recorded` };
+      });
+    },
+
+    async finishReviews(input: { tenantId: string; outcomes: ReviewOutcomeOfRun[] }): Promise<void> {
+      await finishReviewRecords(pool, input.tenantId, input.outcomes);
+      logger.info({ tenantId: input.tenantId, runs: input.outcomes.length }, 'reviews finished');
+    },
+
+    /** recordReviewFailure for several runs: each failure is recorded and logged once. */
+    async recordReviewFailures(input: { tenantId: string; failures: Array<{ runId: string; error: string }> }): Promise<void> {
+      for (const { runId, error } of input.failures) await recordFailure(input.tenantId, runId, error);
+    },
+
     /** Never fatal, logged once: the first call marks the review failed and logs; repeats do nothing. */
     async recordReviewFailure(input: ReviewInput & { error: string }): Promise<void> {
-      if (await failReviewRecord(pool, input.tenantId, input.runId, input.error)) {
-        logger.error(
-          { tenantId: input.tenantId, runId: input.runId, error: input.error },
-          `review of run ${input.runId} failed: ${input.error}`,
-        );
-      }
+      await recordFailure(input.tenantId, input.runId, input.error);
     },
   };
 };

@@ -2,20 +2,36 @@
  * Run-completion intake under load: reports/s sent — `--via signal`: `reportRunCompleted` (the
  * whole report signalled, recorded by the intake workflows, one per agent); `--via api`: the
  * `POST /v1/runs` intake (stored first, then only the run id signalled) — with 0 lost (rows
- * counted against reports sent) and send-to-recorded latency (send time → the row's ingested_at;
- * one machine, one clock). Real parts: a Temporal dev server, an embedded PGlite (or
+ * counted against reports accepted) and send-to-stored latency (send time → the row's ingested_at;
+ * one machine, one clock). Real parts: a Temporal dev server, an embedded database (or
  * --database-url), the worker here.
  *
- *   node --import tsx bench/intake.bench.ts [--via signal|api] [--reports 3000] [--agents 10] [--concurrency 32] [--database-url URL]
+ * `--populate` first learns procedures for the tenant (a synthesis pass over generated runs, the
+ * extractive distiller, the registry-shipped test model), so every run the bench sends gets a
+ * background review (track record): the steady state of a tenant in use. The bench then also
+ * waits for the reviews and prints how many review executions did them.
+ * `--rate N` offers N reports/s in total (default: as fast as the senders go).
+ * `--profile` (with --via api) first times the request's parts alone at the same concurrency:
+ * validation, the grouped insert, the intake signal.
+ *
+ *   node --import tsx bench/intake.bench.ts [--via signal|api] [--reports 3000] [--agents 10] [--concurrency 32]
+ *     [--rate N] [--populate] [--profile] [--database-url URL]
  */
+import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { reportRunCompleted } from '../src/client/run-intake-client.ts';
-import { loadConfig } from '../src/config.ts';
+import { RUN_STORED_SIGNAL } from '../src/client/intake-contract.ts';
+import { admitRunReport, reportRunCompleted, signalIntake } from '../src/client/run-intake-client.ts';
+import { startSynthesisPass, passResult } from '../src/client/synthesis-client.ts';
+import { loadConfig, type Config } from '../src/config.ts';
+import { defaultRecallThreshold } from '../src/recall/recall-threshold.ts';
+import { isModelPresent, testEmbeddingModel } from '../src/embedding/model-pull.ts';
 import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
 import { startTemporalDevServer } from '../src/infra/temporal-dev-server.ts';
 import { createLogger } from '../src/logger.ts';
 import { iterateRuns } from '../src/runs/trace-generator.ts';
+import { createGroupedRunWriter } from '../src/runs/grouped-run-writer.ts';
+import { upsertRuns } from '../src/runs/run-repository.ts';
 import { createPool } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrations.ts';
 import { createServices } from '../src/app/services.ts';
@@ -27,13 +43,61 @@ const { values } = parseArgs({
     agents: { type: 'string', default: '10' },
     concurrency: { type: 'string', default: '32' },
     via: { type: 'string', default: 'signal' },
+    rate: { type: 'string' },
+    populate: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
     'database-url': { type: 'string' },
   },
 });
 const total = Number(values.reports);
 const agents = Number(values.agents);
 const concurrency = Number(values.concurrency);
+const rate = values.rate === undefined ? undefined : Number(values.rate);
 if (values.via !== 'signal' && values.via !== 'api') throw new Error(`--via must be signal or api, not ${values.via}`);
+const modelDir = new URL('../.skillsmith/models', import.meta.url).pathname;
+if (values.populate && !(await isModelPresent(modelDir)))
+  throw new Error(`--populate needs the test model in ${modelDir} (skillsmith models pull)`);
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const percentiles = (samples: number[]) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+  return { p50: at(50), p99: at(99), max: sorted.at(-1) ?? NaN };
+};
+const ms = ({ p50, p99, max }: { p50: number; p99: number; max: number }) =>
+  `p50 ${p50.toFixed(0)} ms, p99 ${p99.toFixed(0)} ms, max ${max.toFixed(0)} ms`;
+
+/** Sends every item with `concurrency` senders, at `rate` per second in total when given; resolves with the send times. */
+async function offer<T>(
+  items: T[],
+  send: (item: T) => Promise<unknown>,
+): Promise<{ seconds: number; sentAt: number[]; answered: number[]; failed: number }> {
+  const sentAt: number[] = [];
+  const answered: number[] = [];
+  let next = 0;
+  let failed = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        if (rate !== undefined) {
+          const due = started + (index * 1000) / rate;
+          if (due > performance.now()) await sleep(due - performance.now());
+        }
+        sentAt[index] = performance.now();
+        try {
+          await send(items[index]!);
+          answered.push(performance.now() - sentAt[index]);
+        } catch (error) {
+          failed += 1;
+          if (failed <= 3) console.error(`send failed: ${(error as Error).message}`);
+        }
+      }
+    }),
+  );
+  return { seconds: (performance.now() - started) / 1000, sentAt, answered, failed };
+}
 
 const temporal = await startTemporalDevServer({ home: '.skillsmith', uiPort: false });
 const embedded = values['database-url'] ? undefined : await startEmbeddedPostgres();
@@ -42,7 +106,23 @@ const pool = createPool(databaseUrl);
 try {
   await migrate(pool);
   const tenantId = `intake-bench-${Date.now()}`;
-  const config = { ...loadConfig({}), temporal: { ...loadConfig({}).temporal, address: temporal.address, taskQueue: 'intake-bench' } };
+  const base = loadConfig({});
+  const config: Config = {
+    ...base,
+    temporal: { ...base.temporal, address: temporal.address, taskQueue: 'intake-bench' },
+    // The registry-shipped model: what a populated tenant's reviews recall with (nothing is embedded without --populate).
+    embedding: {
+      model: testEmbeddingModel.modelId,
+      modelDir,
+      allowRemoteModels: false,
+      pooling: testEmbeddingModel.pooling,
+      prefixes: testEmbeddingModel.prefixes,
+      dimension: undefined,
+      batchSize: 32,
+    },
+    synthesis: { ...base.synthesis, distiller: 'extractive', similarityTau: 0.6 },
+    recall: { threshold: defaultRecallThreshold(testEmbeddingModel.modelId)! },
+  };
   const services = createServices(config, pool, { logger: createLogger('warn') });
   const { worker, connection: workerConnection } = await createWorker({
     address: temporal.address,
@@ -54,49 +134,120 @@ try {
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection });
 
+  if (values.populate) {
+    const started = performance.now();
+    const learn = [...iterateRuns({ seed: 11, runs: 600, tenantId })].map(({ report }) => ({ ...report, runId: `learn-${report.runId}` }));
+    await upsertRuns(pool, tenantId, learn);
+    const record = await passResult(await startSynthesisPass(client, { tenantId, full: true, taskQueue: 'intake-bench' }));
+    const procedures = (await pool.query('SELECT count(*)::int AS n FROM procedures WHERE tenant_id = $1', [tenantId])).rows[0].n;
+    if (procedures === 0) throw new Error(`the populating pass learned no procedure: ${JSON.stringify(record.counts)}`);
+    console.log(`populated: ${procedures} procedures learned from 600 runs in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  }
+
   const reports = [...iterateRuns({ seed: 3, runs: total, tenantId })].map(({ report }, index) => ({
     ...report,
     agentId: `agent-${index % agents}`,
   }));
-  const sentAt = new Map<string, number>();
-  let next = 0;
-  const started = performance.now();
+
+  if (values.profile) {
+    // Each part of a POST /v1/runs alone, at the bench's concurrency, on a separate tenant.
+    const profileTenant = `${tenantId}-profile`;
+    const sample = reports.slice(0, Math.min(1000, total)).map((report) => ({ ...report, tenantId: profileTenant }));
+    let started = performance.now();
+    const admitted = sample.map((report) => admitRunReport(report));
+    const validateMs = (performance.now() - started) / sample.length;
+    const storeRun = createGroupedRunWriter(pool);
+    const storeTimes: number[] = [];
+    started = performance.now();
+    await offer(admitted, async (report) => {
+      const at = performance.now();
+      await storeRun(report);
+      storeTimes.push(performance.now() - at);
+    });
+    const storeSeconds = (performance.now() - started) / 1000;
+    const signalTimes: number[] = [];
+    started = performance.now();
+    await offer(admitted, async (report) => {
+      const at = performance.now();
+      await signalIntake(client, report, { name: RUN_STORED_SIGNAL, arg: { runId: report.runId } }, { taskQueue: 'intake-bench' });
+      signalTimes.push(performance.now() - at);
+    });
+    const signalSeconds = (performance.now() - started) / 1000;
+    console.log(`profile of ${sample.length} requests' parts, each alone at ${concurrency} concurrent:`);
+    console.log(`  validation (admitRunReport): ${validateMs.toFixed(2)} ms CPU per report`);
+    console.log(`  grouped insert: ${(sample.length / storeSeconds).toFixed(0)} /s, ${ms(percentiles(storeTimes))}`);
+    console.log(`  intake signal (signalWithStart): ${(sample.length / signalSeconds).toFixed(0)} /s, ${ms(percentiles(signalTimes))}`);
+    await sleep(2_000);
+  }
+
+  const load = loadavg()[0]!.toFixed(1);
   const epochOffset = Date.now() - performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < reports.length) {
-        const report = reports[next++]!;
-        sentAt.set(report.runId, epochOffset + performance.now());
-        if (values.via === 'api') await services.reportRun(report);
-        else await reportRunCompleted(client, report, { taskQueue: 'intake-bench' });
-      }
-    }),
+  const cpuBefore = process.cpuUsage();
+  const sent = await offer(reports, (report) =>
+    values.via === 'api' ? services.reportRun(report) : reportRunCompleted(client, report, { taskQueue: 'intake-bench' }),
   );
-  const sendSeconds = (performance.now() - started) / 1000;
-  let recorded = 0;
+  const accepted = total - sent.failed;
+  const cpu = process.cpuUsage(cpuBefore);
+  let stored = 0;
   const deadline = Date.now() + 300_000;
   while (Date.now() < deadline) {
-    recorded = (await pool.query('SELECT count(*)::int AS n FROM runs WHERE tenant_id = $1', [tenantId])).rows[0].n;
-    if (recorded >= total) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    stored = (await pool.query('SELECT count(*)::int AS n FROM runs WHERE tenant_id = $1 AND run_id NOT LIKE $2', [tenantId, 'learn-%']))
+      .rows[0].n;
+    if (stored >= accepted) break;
+    await sleep(100);
   }
-  const allSeconds = (performance.now() - started) / 1000;
   const { rows } = await pool.query<{ run_id: string; at: number }>(
-    `SELECT run_id, extract(epoch FROM ingested_at) * 1000 AS at FROM runs WHERE tenant_id = $1`,
+    `SELECT run_id, extract(epoch FROM ingested_at) * 1000 AS at FROM runs WHERE tenant_id = $1 AND run_id NOT LIKE 'learn-%'`,
     [tenantId],
   );
-  const latencies = rows.map((row) => Number(row.at) - sentAt.get(row.run_id)!).sort((a, b) => a - b);
-  const percentile = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))]!;
+  const indexOf = new Map(reports.map((report, index) => [report.runId, index]));
+  const latencies = rows.map((row) => Number(row.at) - (epochOffset + sent.sentAt[indexOf.get(row.run_id)!]!));
+  const lastStored = Math.max(...rows.map((row) => Number(row.at))) - (epochOffset + sent.sentAt[0]!);
+
   console.log(
-    `cores ${(await import('node:os')).availableParallelism()}, via ${values.via}, ${agents} agents, ${concurrency} concurrent senders, database ${embedded ? 'embedded PGlite' : 'native'}`,
+    `cores ${availableParallelism()}, load average ${load} at the start (shared machine), via ${values.via}, ${agents} agents, ${concurrency} concurrent senders, ` +
+      `${rate === undefined ? 'unthrottled' : `${rate}/s offered`}, tenant ${values.populate ? 'populated' : 'empty'}, database ${embedded ? 'embedded' : 'native'}`,
   );
-  console.log(`sent ${total} reports in ${sendSeconds.toFixed(1)} s (${(total / sendSeconds).toFixed(0)} reports/s accepted)`);
+  console.log(`accepted ${accepted}/${total} in ${sent.seconds.toFixed(1)} s (${(accepted / sent.seconds).toFixed(0)} /s)`);
   console.log(
-    `recorded ${recorded}/${total} (lost ${total - recorded}) in ${allSeconds.toFixed(1)} s: ${(recorded / allSeconds).toFixed(0)} reports/s sustained end to end`,
+    `stored ${stored}/${accepted} accepted (lost ${accepted - stored}): ${((stored / lastStored) * 1000).toFixed(0)} runs/s recorded (first send → last row)`,
   );
   console.log(
-    `send → recorded latency: p50 ${percentile(50).toFixed(0)} ms, p99 ${percentile(99).toFixed(0)} ms, max ${latencies.at(-1)!.toFixed(0)} ms`,
+    `this process (intake + worker) CPU while sending: ${((cpu.user + cpu.system) / 1000 / accepted).toFixed(2)} ms per accepted run`,
   );
+  console.log(`send → answered (202 / signal sent): ${ms(percentiles(sent.answered))}`);
+  console.log(`send → stored: ${ms(percentiles(latencies))}`);
+
+  if (values.populate) {
+    // Every run with a tool call of a populated tenant is reviewed (track record): wait for them all.
+    const expected = (
+      await pool.query(`SELECT count(*)::int AS n FROM runs WHERE tenant_id = $1 AND run_id NOT LIKE 'learn-%' AND tool_call_count > 0`, [
+        tenantId,
+      ])
+    ).rows[0].n;
+    let done = 0;
+    const reviewDeadline = Date.now() + 600_000;
+    while (Date.now() < reviewDeadline) {
+      done = (await pool.query(`SELECT count(*)::int AS n FROM reviews WHERE tenant_id = $1 AND status <> 'running'`, [tenantId])).rows[0]
+        .n;
+      if (done >= expected) break;
+      await sleep(250);
+    }
+    const { rows: reviewRows } = await pool.query<{ status: string; n: number; last: number }>(
+      `SELECT status, count(*)::int AS n, max(extract(epoch FROM finished_at) * 1000) AS last FROM reviews WHERE tenant_id = $1 GROUP BY status`,
+      [tenantId],
+    );
+    const last = Math.max(...reviewRows.map((row) => Number(row.last)));
+    let executions = 0;
+    for await (const _ of client.workflow.list({
+      query: `WorkflowType IN ('runReview', 'runReviews') AND WorkflowId STARTS_WITH 'review/${tenantId}/'`,
+    }))
+      executions += 1;
+    console.log(
+      `reviews: ${done}/${expected} done (${reviewRows.map((row) => `${row.n} ${row.status}`).join(', ')}) by ${executions} review executions; ` +
+        `last finished ${((last - (epochOffset + sent.sentAt[0]!)) / 1000).toFixed(1)} s after the first send`,
+    );
+  }
   worker.shutdown();
   await running;
   await workerConnection.close();

@@ -19,11 +19,15 @@ import {
   MAX_REPORT_PAYLOAD_BYTES,
   RUN_COMPLETED_SIGNAL,
   RUN_STORED_SIGNAL,
+  RUNS_STORED_SIGNAL,
+  reviewBatchWorkflowId,
   reviewWorkflowId,
   type RunIntakeInput,
   type StoredRunReference,
+  type StoredRunReferences,
 } from '../src/client/intake-contract.ts';
 import { runReview } from './run-review.ts';
+import { runReviews } from './run-reviews.ts';
 
 const { recordRuns } = proxyActivities<Activities>({
   summary: 'record reported runs',
@@ -35,12 +39,20 @@ const { recordRuns } = proxyActivities<Activities>({
 
 export const runCompletedSignal = defineSignal<[unknown]>(RUN_COMPLETED_SIGNAL);
 export const runStoredSignal = defineSignal<[StoredRunReference]>(RUN_STORED_SIGNAL);
+export const runsStoredSignal = defineSignal<[StoredRunReferences]>(RUNS_STORED_SIGNAL);
 
 /**
  * Batches bounded by bytes, oversized signals refused, continue-as-new also by history size and
  * carrying at most one batch of reports. Histories from before it replay with count-only batches.
  */
 export const LOSSLESS_INTAKE_PATCH = 'intake-batches-bounded-by-bytes';
+
+/**
+ * One review execution per intake batch (runReviews) instead of one child per run: with a
+ * populated tenant every run is reviewed, and a child per run held recording to 10–15 runs/s.
+ * Histories from before it replay starting a runReview child per run.
+ */
+export const BATCHED_REVIEWS_PATCH = 'intake-reviews-batched';
 
 /** Reports recorded per activity call: batching is what lets one agent's intake keep up. */
 export const BATCH_SIZE = 100;
@@ -101,6 +113,9 @@ export async function runIntake(input: RunIntakeInput): Promise<{ recorded: numb
   setHandler(runStoredSignal, (reference) => {
     stored.push(reference.runId);
   });
+  setHandler(runsStoredSignal, (references) => {
+    stored.push(...references.runIds);
+  });
   let recorded = 0;
   for (;;) {
     if (!(await condition(() => queue.length > 0 || stored.length > 0, input.idleTimeoutMs ?? IDLE_TIMEOUT))) return { recorded };
@@ -114,22 +129,10 @@ export async function runIntake(input: RunIntakeInput): Promise<{ recorded: numb
       ...(storedRunIds.length > 0 ? { storedRunIds } : {}),
     });
     recorded += result.inserted;
-    await Promise.all(
-      result.review.map((runId) =>
-        startChild(runReview, {
-          workflowId: reviewWorkflowId(input.tenantId, runId),
-          args: [
-            { tenantId: input.tenantId, runId, ...(input.reviewDeadlineMs === undefined ? {} : { deadlineMs: input.reviewDeadlineMs }) },
-          ],
-          parentClosePolicy: ParentClosePolicy.ABANDON,
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        }).catch((error: Error) => {
-          // At most once per run: a review that already exists is not started again.
-          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-          log.info('review already started', { runId });
-        }),
-      ),
-    );
+    if (result.review.length > 0) {
+      if (patched(BATCHED_REVIEWS_PATCH)) await startReviews(input, result.review);
+      else await startReviewPerRun(input, result.review);
+    }
     const info = workflowInfo();
     const historyFull =
       info.continueAsNewSuggested ||
@@ -147,4 +150,43 @@ export async function runIntake(input: RunIntakeInput): Promise<{ recorded: numb
       });
     }
   }
+}
+
+/** The background review of a batch's runs: one execution for them all, outliving the intake; at most once per set of runs. */
+async function startReviews(input: RunIntakeInput, runIds: string[]): Promise<void> {
+  const sorted = [...runIds].sort();
+  const workflowId = reviewBatchWorkflowId(input.tenantId, sorted);
+  await startChild(runReviews, {
+    workflowId,
+    args: [
+      { tenantId: input.tenantId, runIds: sorted, ...(input.reviewDeadlineMs === undefined ? {} : { deadlineMs: input.reviewDeadlineMs }) },
+    ],
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    staticSummary: `review of ${sorted.length} run${sorted.length === 1 ? '' : 's'} of tenant ${input.tenantId}`,
+  }).catch((error: Error) => {
+    // The same set of runs is under review already (each run is also claimed once, by one execution).
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+    log.info('review already started', { workflowId });
+  });
+}
+
+/** Before BATCHED_REVIEWS_PATCH: a runReview child per run. */
+async function startReviewPerRun(input: RunIntakeInput, runIds: string[]): Promise<void> {
+  await Promise.all(
+    runIds.map((runId) =>
+      startChild(runReview, {
+        workflowId: reviewWorkflowId(input.tenantId, runId),
+        args: [
+          { tenantId: input.tenantId, runId, ...(input.reviewDeadlineMs === undefined ? {} : { deadlineMs: input.reviewDeadlineMs }) },
+        ],
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      }).catch((error: Error) => {
+        // At most once per run: a review that already exists is not started again.
+        if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+        log.info('review already started', { runId });
+      }),
+    ),
+  );
 }

@@ -1,4 +1,4 @@
-import { CancellationScope, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { CancellationScope, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
 
@@ -9,8 +9,8 @@ const { beginReview, updateTrackRecord, finishReview, recordReviewFailure } = pr
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5, nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES] },
 });
 
-// The LLM reviewer: several turns, heartbeating; a misbehaving reviewer is not retried.
-const { reviewWithLlm } = proxyActivities<Activities>({
+/** The LLM reviewer: several turns, heartbeating; a misbehaving reviewer is not retried (runReviews uses it too). */
+export const LLM_REVIEW_ACTIVITY_OPTIONS: ActivityOptions = {
   summary: 'LLM review of the finished run',
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '30 seconds',
@@ -20,7 +20,8 @@ const { reviewWithLlm } = proxyActivities<Activities>({
     maximumAttempts: 3,
     nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
   },
-});
+};
+const { reviewWithLlm } = proxyActivities<Activities>(LLM_REVIEW_ACTIVITY_OPTIONS);
 
 /** A review that has not finished by then is a failure (recorded once), never a hang. */
 export const REVIEW_DEADLINE = '15 minutes';
@@ -60,7 +61,8 @@ export async function runReview(input: RunReviewInput): Promise<{ status: 'compl
   }
 }
 
-function describeFailure(error: unknown): string {
+/** The innermost cause of a failure, named by the deepest failure type (shared with runReviews). */
+export function describeFailure(error: unknown): string {
   // The innermost cause says what went wrong; the deepest failure type names it (an activity
   // failure wraps an ApplicationFailure whose type is the domain error's name).
   let current = error as { message?: string; cause?: unknown; type?: string | null } | undefined;

@@ -1,12 +1,13 @@
 import { Client, Connection } from '@temporalio/client';
 import type pg from 'pg';
-import { RUN_STORED_SIGNAL } from '../client/intake-contract.ts';
+import { RUNS_STORED_SIGNAL } from '../client/intake-contract.ts';
 import { admitRunReport, signalIntake } from '../client/run-intake-client.ts';
 import { TemporalUnavailable } from '../client/temporal-unavailable.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { RunReport } from '../runs/run-report.ts';
 import { createGroupedRunWriter } from '../runs/grouped-run-writer.ts';
+import { createCoalescedIntakeSignal } from './coalesced-intake-signal.ts';
 
 /** Takes a run report in: validates it, refuses oversized ones, stores it, then tells the intake. */
 export type ReportRunFunction = (report: unknown) => Promise<{ workflowId: string; report: RunReport }>;
@@ -34,8 +35,9 @@ export interface RunIntakeDependencies {
 /**
  * The run intake behind `POST /v1/runs`, store first: the report is written (idempotent on
  * tenant + runId; other content under a stored runId is a RunConflict; reports arriving together
- * share a transaction) before anything is answered, and only then is the agent's intake workflow signalled with the run's id — a few
- * bytes, whatever the report's size — to start its review. So an accepted run is durable
+ * share a transaction) before anything is answered, and only then is the agent's intake workflow
+ * signalled with the run's id — a few bytes, whatever the report's size — to start its review
+ * (runs stored while a signal to the same intake is in flight share the next signal). So an accepted run is durable
  * before the 202, and no report can make the workflow's history or activity input too large.
  * When the signal fails the run stays stored, the failure is logged and answered (503): the
  * sender reports again, which changes nothing stored and signals again.
@@ -53,17 +55,15 @@ export function createRunIntake({ config, pool, logger, temporalAddress }: RunIn
     }
   });
   const storeRun = createGroupedRunWriter(pool);
+  const signalStored = createCoalescedIntakeSignal(async (intake, runIds) =>
+    signalIntake(await temporal(), intake, { name: RUNS_STORED_SIGNAL, arg: { runIds } }, { taskQueue: config.temporal.taskQueue }),
+  );
   return async (report) => {
     const valid = admitRunReport(report);
     await storeRun(valid);
     const { tenantId, agentId, runId } = valid;
     try {
-      const workflowId = await signalIntake(
-        await temporal(),
-        valid,
-        { name: RUN_STORED_SIGNAL, arg: { runId } },
-        { taskQueue: config.temporal.taskQueue },
-      );
+      const workflowId = await signalStored({ tenantId, agentId, runId });
       return { workflowId, report: valid };
     } catch (error) {
       logger.error(

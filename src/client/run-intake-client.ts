@@ -6,8 +6,10 @@ import {
   MAX_REPORT_PAYLOAD_BYTES,
   RUN_COMPLETED_SIGNAL,
   RUN_STORED_SIGNAL,
+  RUNS_STORED_SIGNAL,
   type RunIntakeInput,
   type StoredRunReference,
+  type StoredRunReferences,
 } from './intake-contract.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
@@ -74,7 +76,10 @@ export async function reportRunCompleted(
 export async function signalIntake(
   client: Client,
   { tenantId, agentId }: { tenantId: string; agentId: string },
-  signal: { name: typeof RUN_COMPLETED_SIGNAL; arg: RunReport } | { name: typeof RUN_STORED_SIGNAL; arg: StoredRunReference },
+  signal:
+    | { name: typeof RUN_COMPLETED_SIGNAL; arg: RunReport }
+    | { name: typeof RUN_STORED_SIGNAL; arg: StoredRunReference }
+    | { name: typeof RUNS_STORED_SIGNAL; arg: StoredRunReferences },
   options: ReportOptions,
 ): Promise<string> {
   const workflowId = intakeWorkflowId(tenantId, agentId);

@@ -331,6 +331,15 @@ export async function observeProcedure(
   return rows[0] ? toProcedure(rows[0]) : undefined;
 }
 
+/**
+ * Locks procedures for the rest of the transaction, in id order: transactions that observe several
+ * procedures (review batches) lock them in one order, so they wait for each other instead of deadlocking.
+ */
+export async function lockProcedures(db: pg.PoolClient, tenantId: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.query(`SELECT 1 FROM procedures WHERE tenant_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR UPDATE`, [tenantId, ids]);
+}
+
 export async function hasProcedures(db: Queryable, tenantId: string): Promise<boolean> {
   const { rowCount } = await db.query(`SELECT 1 FROM procedures WHERE tenant_id = $1 LIMIT 1`, [tenantId]);
   return (rowCount ?? 0) > 0;

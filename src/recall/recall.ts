@@ -44,17 +44,51 @@ export interface RecallDependencies {
 export type RecallFunction = (tenantId: string, request: z.input<typeof recallRequestSchema>) => Promise<RecalledSkill[]>;
 
 export async function recallSkill(
-  { pool, embedder, threshold, usage }: RecallDependencies,
+  dependencies: RecallDependencies,
   tenantId: string,
   request: z.input<typeof recallRequestSchema>,
 ): Promise<RecalledSkill[]> {
   const { goal, topK } = recallRequestSchema.parse(request);
   // A goal, compared mostly with goals: embedded for the same task as the goals it is matched against.
-  const [embedding] = await embedder.embed([goal], 'goal');
+  const [embedding] = await dependencies.embedder.embed([goal], 'goal');
+  return search(dependencies, tenantId, goal, embedding!, topK);
+}
+
+/**
+ * recall_skill for several goals at once (a review batch's): the goals are embedded together, in
+ * the embedder's batches — far cheaper per goal than one at a time — then each is searched alone.
+ * Results in the order of the goals.
+ */
+export async function recallSkills(
+  dependencies: RecallDependencies,
+  tenantId: string,
+  goals: readonly string[],
+  topK?: number,
+): Promise<RecalledSkill[][]> {
+  const requests = goals.map((goal) => recallRequestSchema.parse({ goal, topK }));
+  if (requests.length === 0) return [];
+  const embeddings = await dependencies.embedder.embed(
+    requests.map((request) => request.goal),
+    'goal',
+  );
+  const results: RecalledSkill[][] = [];
+  for (const [index, request] of requests.entries()) {
+    results.push(await search(dependencies, tenantId, request.goal, embeddings[index]!, request.topK));
+  }
+  return results;
+}
+
+async function search(
+  { pool, embedder, threshold, usage }: RecallDependencies,
+  tenantId: string,
+  goal: string,
+  embedding: Float32Array,
+  topK: number,
+): Promise<RecalledSkill[]> {
   const matches = await searchRecallVectors(
     pool,
     tenantId,
-    { embedding: embedding!, modelId: embedder.modelId, text: goal },
+    { embedding, modelId: embedder.modelId, text: goal },
     { threshold, limit: topK, bodyChars: MAX_RECALL_BODY_CHARS },
   );
   usage?.record(

@@ -49,7 +49,7 @@ export async function finishReviewRecord(
   outcome: { decision: string; detail: Record<string, unknown> },
 ): Promise<void> {
   await db.query(
-    `UPDATE reviews SET status = 'completed', decision = $3, detail = $4, finished_at = now()
+    `UPDATE reviews SET status = 'completed', decision = $3, detail = detail || $4, finished_at = now()
       WHERE tenant_id = $1 AND run_id = $2 AND status = 'running'`,
     [tenantId, runId, outcome.decision, JSON.stringify(outcome.detail)],
   );
@@ -63,4 +63,46 @@ export async function failReviewRecord(db: Queryable, tenantId: string, runId: s
     [tenantId, runId, error],
   );
   return (rowCount ?? 0) > 0;
+}
+
+/**
+ * Claims the reviews of several runs for one review execution (a batch): a run's row is written
+ * once, naming the execution in `detail.reviewId`; returns the runs this execution owns and has
+ * not finished. A run another execution claimed first is left to it (at most once per run), and a
+ * retried claim returns the same runs.
+ */
+export async function claimReviewRecords(db: Queryable, tenantId: string, runIds: readonly string[], reviewId: string): Promise<string[]> {
+  if (runIds.length === 0) return [];
+  await db.query(
+    `INSERT INTO reviews (tenant_id, run_id, status, detail)
+     SELECT $1, run_id, 'running', jsonb_build_object('reviewId', $3::text) FROM unnest($2::text[]) AS run_id
+     ON CONFLICT DO NOTHING`,
+    [tenantId, runIds, reviewId],
+  );
+  const { rows } = await db.query<{ run_id: string }>(
+    `SELECT run_id FROM reviews WHERE tenant_id = $1 AND run_id = ANY($2::text[]) AND status = 'running' AND detail->>'reviewId' = $3
+      ORDER BY run_id`,
+    [tenantId, runIds, reviewId],
+  );
+  return rows.map((row) => row.run_id);
+}
+
+/** Finishes several claimed reviews in one statement (each only while it is still running; the claim's reviewId stays in detail). */
+export async function finishReviewRecords(
+  db: Queryable,
+  tenantId: string,
+  outcomes: ReadonlyArray<{ runId: string; decision: string; detail: Record<string, unknown> }>,
+): Promise<void> {
+  if (outcomes.length === 0) return;
+  await db.query(
+    `UPDATE reviews SET status = 'completed', decision = o.decision, detail = reviews.detail || o.detail, finished_at = now()
+       FROM unnest($2::text[], $3::text[], $4::jsonb[]) AS o(run_id, decision, detail)
+      WHERE reviews.tenant_id = $1 AND reviews.run_id = o.run_id AND reviews.status = 'running'`,
+    [
+      tenantId,
+      outcomes.map((outcome) => outcome.runId),
+      outcomes.map((outcome) => outcome.decision),
+      outcomes.map((outcome) => JSON.stringify(outcome.detail)),
+    ],
+  );
 }

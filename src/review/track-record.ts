@@ -1,9 +1,15 @@
 import type pg from 'pg';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { findProceduresByName, hasProcedures, observeProcedure, setProcedureEnabled } from '../procedures/procedure-repository.ts';
+import {
+  findProceduresByName,
+  hasProcedures,
+  lockProcedures,
+  observeProcedure,
+  setProcedureEnabled,
+} from '../procedures/procedure-repository.ts';
 import type { Procedure } from '../procedures/procedure.ts';
-import type { RecallFunction } from '../recall/recall.ts';
+import type { RecallFunction, RecalledSkill } from '../recall/recall.ts';
 import type { RunReport } from '../runs/run-report.ts';
 import { withTransaction } from '../store/database.ts';
 import { recordSkillEvent } from '../store/skill-event-repository.ts';
@@ -20,6 +26,8 @@ export interface TrackRecordDependencies {
   pool: pg.Pool;
   /** recall_skill at the configured τ (its embedder loads only when a run is recalled for). */
   recall: RecallFunction;
+  /** recall_skill for several goals at once (embedded together); when absent, each goal is recalled alone. */
+  recallMany?: (tenantId: string, goals: string[]) => Promise<RecalledSkill[][]>;
   synthesis: Config['synthesis'];
   logger: Logger;
 }
@@ -37,59 +45,88 @@ export function shouldDisable(procedure: Procedure, thresholds: Pick<Config['syn
   );
 }
 
+/** What the track record reads of a run: its outcome, its goal (recalled for) and its pins. */
+export type TrackedRun = Pick<RunReport, 'runId' | 'goal' | 'status' | 'skillPins'>;
+
 export async function updateTrackRecord(
   dependencies: TrackRecordDependencies,
   tenantId: string,
-  run: RunReport,
+  run: TrackedRun,
 ): Promise<TrackRecordUpdate> {
+  return (await updateTrackRecords(dependencies, tenantId, [run]))[0]!;
+}
+
+/**
+ * The track record of several runs of a tenant (a review batch), in run order: each distinct goal
+ * is recalled once, the procedures are read once, and the observations are written in one
+ * transaction — idempotent per (run, procedure), so a retried batch counts no run twice.
+ */
+export async function updateTrackRecords(
+  dependencies: TrackRecordDependencies,
+  tenantId: string,
+  runs: readonly TrackedRun[],
+): Promise<TrackRecordUpdate[]> {
   const { pool, synthesis, logger } = dependencies;
-  const used = new Map<string, { procedure: Procedure; via: 'pinned' | 'recalled' }>();
-  for (const procedure of await findProceduresByName(
-    pool,
-    tenantId,
-    run.skillPins.map((pin) => pin.name),
-  )) {
-    used.set(procedure.id, { procedure, via: 'pinned' });
-  }
+  const recalledByGoal = new Map<string, string[]>();
   if (await hasProcedures(pool, tenantId)) {
-    const recalled = await dependencies.recall(tenantId, { goal: run.goal });
-    for (const procedure of await findProceduresByName(
-      pool,
-      tenantId,
-      recalled.map((match) => match.name),
-    )) {
-      if (!used.has(procedure.id)) used.set(procedure.id, { procedure, via: 'recalled' });
-    }
+    const goals = [...new Set(runs.map((run) => run.goal))];
+    const recalled = dependencies.recallMany
+      ? await dependencies.recallMany(tenantId, goals)
+      : await Promise.all(goals.map((goal) => dependencies.recall(tenantId, { goal })));
+    goals.forEach((goal, index) =>
+      recalledByGoal.set(
+        goal,
+        recalled[index]!.map((match) => match.name),
+      ),
+    );
   }
-  const update: TrackRecordUpdate = { observed: [], disabled: [] };
-  if (used.size === 0) return update;
-  const success = run.status === 'completed';
+  const names = new Set(runs.flatMap((run) => [...run.skillPins.map((pin) => pin.name), ...(recalledByGoal.get(run.goal) ?? [])]));
+  const byName = new Map((await findProceduresByName(pool, tenantId, [...names])).map((procedure) => [procedure.name, procedure]));
+  const usedByRun = runs.map((run) => {
+    const used = new Map<string, { procedure: Procedure; via: 'pinned' | 'recalled' }>();
+    for (const pin of run.skillPins) {
+      const procedure = byName.get(pin.name);
+      if (procedure) used.set(procedure.id, { procedure, via: 'pinned' });
+    }
+    for (const name of recalledByGoal.get(run.goal) ?? []) {
+      const procedure = byName.get(name);
+      if (procedure && !used.has(procedure.id)) used.set(procedure.id, { procedure, via: 'recalled' });
+    }
+    return used;
+  });
+  const updates = runs.map((): TrackRecordUpdate => ({ observed: [], disabled: [] }));
+  if (usedByRun.every((used) => used.size === 0)) return updates;
   await withTransaction(pool, async (client) => {
-    for (const { procedure, via } of used.values()) {
-      const observed = await observeProcedure(client, tenantId, { runId: run.runId, procedureId: procedure.id, success, via });
-      if (!observed) continue;
-      update.observed.push({ name: observed.name, via });
-      if (!shouldDisable(observed, synthesis)) continue;
-      await setProcedureEnabled(client, tenantId, observed.name, false);
-      const rate = `${observed.observedSuccesses}/${observed.observedAttempts}`;
-      await recordSkillEvent(client, tenantId, {
-        kind: 'procedure.disabled',
-        runId: run.runId,
-        name: observed.name,
-        revision: observed.revision,
-        reason: 'success_rate',
-        detail: {
-          observedSuccesses: observed.observedSuccesses,
-          observedAttempts: observed.observedAttempts,
-          minSuccessRate: synthesis.minSuccessRate,
-        },
-      });
-      logger.warn(
-        { tenantId, procedure: observed.name, observed: rate, minSuccessRate: synthesis.minSuccessRate },
-        `procedure ${observed.name} disabled: ${rate} observed successes is below ${synthesis.minSuccessRate} (re-enable with \`skillsmith procedures enable ${observed.name}\`)`,
-      );
-      update.disabled.push(observed.name);
+    await lockProcedures(client, tenantId, [...new Set(usedByRun.flatMap((used) => [...used.keys()]))]);
+    for (const [index, run] of runs.entries()) {
+      const update = updates[index]!;
+      const success = run.status === 'completed';
+      for (const { procedure, via } of usedByRun[index]!.values()) {
+        const observed = await observeProcedure(client, tenantId, { runId: run.runId, procedureId: procedure.id, success, via });
+        if (!observed) continue;
+        update.observed.push({ name: observed.name, via });
+        if (!shouldDisable(observed, synthesis)) continue;
+        await setProcedureEnabled(client, tenantId, observed.name, false);
+        const rate = `${observed.observedSuccesses}/${observed.observedAttempts}`;
+        await recordSkillEvent(client, tenantId, {
+          kind: 'procedure.disabled',
+          runId: run.runId,
+          name: observed.name,
+          revision: observed.revision,
+          reason: 'success_rate',
+          detail: {
+            observedSuccesses: observed.observedSuccesses,
+            observedAttempts: observed.observedAttempts,
+            minSuccessRate: synthesis.minSuccessRate,
+          },
+        });
+        logger.warn(
+          { tenantId, procedure: observed.name, observed: rate, minSuccessRate: synthesis.minSuccessRate },
+          `procedure ${observed.name} disabled: ${rate} observed successes is below ${synthesis.minSuccessRate} (re-enable with \`skillsmith procedures enable ${observed.name}\`)`,
+        );
+        update.disabled.push(observed.name);
+      }
     }
   });
-  return update;
+  return updates;
 }

@@ -241,6 +241,20 @@ export async function findRunReviewFacts(db: Queryable, tenantId: string, runIds
 }
 
 /** A stored run as it was reported (for inspection, tests and the review step). */
+/** What a review batch reads of its runs: id, goal, status and pins, without their tool calls (unknown ids are left out). */
+export async function findRunOutlines(
+  db: Queryable,
+  tenantId: string,
+  runIds: readonly string[],
+): Promise<Array<Pick<RunReport, 'runId' | 'goal' | 'status' | 'skillPins'>>> {
+  if (runIds.length === 0) return [];
+  const { rows } = await db.query<{ run_id: string; goal: string; status: RunStatus; skill_pins: RunReport['skillPins'] }>(
+    `SELECT run_id, goal, status, skill_pins FROM runs WHERE tenant_id = $1 AND run_id = ANY($2::text[]) ORDER BY run_id`,
+    [tenantId, runIds],
+  );
+  return rows.map((row) => ({ runId: row.run_id, goal: row.goal, status: row.status, skillPins: row.skill_pins }));
+}
+
 export async function findRun(db: Queryable, tenantId: string, runId: string): Promise<RunReport | undefined> {
   const runResult = await db.query<{
     agent_id: string;

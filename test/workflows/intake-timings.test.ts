@@ -5,8 +5,13 @@ import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/wo
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Activities } from '../../activities/index.ts';
 import type { RecordRunsInput, RecordRunsResult } from '../../activities/intake.ts';
-import type { ReviewInput } from '../../activities/review.ts';
-import { INTAKE_WORKFLOW_TYPE, RUN_COMPLETED_SIGNAL, reviewWorkflowId, type RunIntakeInput } from '../../src/client/intake-contract.ts';
+import type { ReviewBatchInput, ReviewInput } from '../../activities/review.ts';
+import {
+  INTAKE_WORKFLOW_TYPE,
+  RUN_COMPLETED_SIGNAL,
+  reviewBatchWorkflowId,
+  type RunIntakeInput,
+} from '../../src/client/intake-contract.ts';
 import type { ReviewOutcome } from '../../src/review/reviewer.ts';
 import { workflowsPath } from '../../workers/worker.ts';
 
@@ -58,6 +63,23 @@ const stubs = {
   },
   async recordReviewFailure(input: ReviewInput & { error: string }): Promise<void> {
     calls.failed.push(input);
+  },
+  // The batched review's (runReviews): every run is claimed; runs whose id starts with `missing` are not recorded.
+  async beginReviews(input: ReviewBatchInput): Promise<{ claimed: string[]; llmReview: string[] }> {
+    return { claimed: input.runIds, llmReview: input.runIds.filter((runId) => !runId.startsWith('track-')) };
+  },
+  async updateTrackRecords(input: ReviewBatchInput) {
+    return input.runIds.map((runId) =>
+      runId.startsWith('missing-')
+        ? { runId, error: `ReviewedRunMissing: run ${runId} is not recorded` }
+        : { runId, update: { observed: [], disabled: [] } },
+    );
+  },
+  async finishReviews(input: { tenantId: string; outcomes: Array<{ runId: string; decision: string }> }): Promise<void> {
+    for (const { runId, decision } of input.outcomes) calls.finished.push({ tenantId: input.tenantId, runId, decision });
+  },
+  async recordReviewFailures(input: { tenantId: string; failures: Array<{ runId: string; error: string }> }): Promise<void> {
+    for (const { runId, error } of input.failures) calls.failed.push({ tenantId: input.tenantId, runId, error });
   },
 } satisfies Partial<Activities>;
 
@@ -140,31 +162,54 @@ describe('run intake and review timings (stub activities, real dev server)', () 
     expect((await handle.describe()).runId).not.toBe(firstRunId);
   }, 20_000);
 
-  it('a review that outlives its deadline is recorded as failed once and never finished; one inside it completes', async () => {
-    const handle = await startIntake({ idleTimeoutMs: 1_000, reviewDeadlineMs: 2_000 });
-    const slow = `slow-${Date.now()}`;
-    const quick = `review-${Date.now()}`;
-    await handle.signal(RUN_COMPLETED_SIGNAL, report(slow));
-    await handle.signal(RUN_COMPLETED_SIGNAL, report(quick));
+  it('a batch review: an LLM review that outlives its deadline is recorded as failed once; the others in its batch complete', async () => {
+    const stamp = Date.now();
+    const slow = `slow-${stamp}`;
+    const quick = `review-${stamp}`;
+    const trackOnly = `track-${stamp}`;
+    // Pending reports are recorded as one batch, so their reviews are one runReviews execution.
+    const handle = await startIntake({
+      pending: [report(slow), report(quick), report(trackOnly)],
+      idleTimeoutMs: 1_000,
+      reviewDeadlineMs: 2_000,
+    });
     await handle.result();
 
     const started = Date.now();
-    const slowReview = await client.workflow.getHandle(reviewWorkflowId('timings', slow)).result();
-    expect(slowReview).toMatchObject({ status: 'failed' });
+    const review = client.workflow.getHandle(reviewBatchWorkflowId('timings', [slow, quick]));
+    expect(review.workflowId).toMatch(new RegExp(`^review/timings/review-${stamp}\\.\\.slow-${stamp}\\+2-[0-9a-f]{8}$`));
+    expect(await review.result()).toEqual({ completed: 1, failed: 1, skipped: 0 });
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(calls.failed.filter((failure) => failure.runId === slow)).toEqual([
-      { tenantId: 'timings', runId: slow, error: slowReview.decision },
+      { tenantId: 'timings', runId: slow, error: 'ReviewDeadlineExceeded: not finished within 2000 ms' },
     ]);
     expect(calls.finished.filter((finished) => finished.runId === slow)).toEqual([]);
-
-    expect(await client.workflow.getHandle(reviewWorkflowId('timings', quick)).result()).toEqual({ status: 'completed', decision: 'none' });
     expect(calls.finished.filter((finished) => finished.runId === quick)).toEqual([
       { tenantId: 'timings', runId: quick, decision: 'none' },
     ]);
     expect(calls.failed.filter((failure) => failure.runId === quick)).toEqual([]);
     // The deadline is the workflow's own timer (CancellationScope.withTimeout), not an activity timeout.
-    const reviewEvents = await eventTypes(client.workflow.getHandle(reviewWorkflowId('timings', slow)));
+    const reviewEvents = await eventTypes(review);
     expect(reviewEvents).toContain('EVENT_TYPE_TIMER_FIRED');
     expect(reviewEvents).toContain('EVENT_TYPE_ACTIVITY_TASK_CANCEL_REQUESTED');
+  }, 20_000);
+
+  it('a batch review: a run whose track record fails is recorded as failed alone; the rest of the batch completes', async () => {
+    const stamp = Date.now();
+    const runIds = [`missing-${stamp}`, `track-a-${stamp}`, `track-b-${stamp}`];
+    // Started the way the intake starts it (the intake's stub reviews only `review-` and `slow-` runs).
+    const review = await client.workflow.start('runReviews', {
+      taskQueue,
+      workflowId: reviewBatchWorkflowId('timings', runIds),
+      args: [{ tenantId: 'timings', runIds }],
+    });
+    expect(await review.result()).toEqual({ completed: 2, failed: 1, skipped: 0 });
+    expect(calls.failed.filter((failure) => failure.runId === runIds[0])).toEqual([
+      { tenantId: 'timings', runId: runIds[0], error: expect.stringContaining('ReviewedRunMissing') },
+    ]);
+    expect(calls.finished.filter((finished) => runIds.includes(finished.runId))).toEqual([
+      { tenantId: 'timings', runId: runIds[1], decision: 'track_record_only' },
+      { tenantId: 'timings', runId: runIds[2], decision: 'track_record_only' },
+    ]);
   }, 20_000);
 });

@@ -11,7 +11,9 @@ import { loadHistory } from '../support/histories.ts';
 // The intake's: `run-intake` from test/workflows/intake-review.test.ts (-t "records a signalled run
 // once"), `run-intake-stored` and `run-intake-bounded` from test/workflows/intake-lossless.test.ts;
 // `run-intake-count-batches` was recorded the same way before LOSSLESS_INTAKE_PATCH (count-only
-// batches) and is kept.
+// batches) and is kept; `run-intake` and `run-intake-count-batches` also start a runReview child per
+// run, as before BATCHED_REVIEWS_PATCH. `run-intake-batched-reviews` (one runReviews per intake
+// batch) and `run-reviews` come from test/workflows/intake-batched-reviews.test.ts (-t "exactly once").
 describe('recorded histories replay against the current workflow code', () => {
   it.each([
     'synthesis-pass',
@@ -22,6 +24,8 @@ describe('recorded histories replay against the current workflow code', () => {
     'run-intake',
     'run-intake-stored',
     'run-intake-bounded',
+    'run-intake-batched-reviews',
+    'run-reviews',
   ])('replays %s without nondeterminism', async (fixture) => {
     const { workflowId, history } = await loadHistory(fixture);
     await Worker.runReplayHistory({ workflowsPath }, history, workflowId);

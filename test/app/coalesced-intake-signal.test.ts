@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { createCoalescedIntakeSignal } from '../../src/app/coalesced-intake-signal.ts';
+
+/** A send that answers after `ms`, recording what each signal carried. */
+function slowSend(ms: number, fail?: (runIds: string[]) => boolean) {
+  const sent: Array<{ intake: string; runIds: string[] }> = [];
+  const send = async ({ tenantId, agentId }: { tenantId: string; agentId: string }, runIds: string[]) => {
+    sent.push({ intake: `${tenantId}/${agentId}`, runIds });
+    await new Promise((resolve) => setTimeout(resolve, ms));
+    if (fail?.(runIds)) throw new Error('Temporal said no');
+    return `intake/${tenantId}/${agentId}`;
+  };
+  return { sent, send };
+}
+
+describe('coalesced intake signals', () => {
+  it('signals a lone run at once, and runs stored while a signal is in flight together in the next one', async () => {
+    const { sent, send } = slowSend(50);
+    const signal = createCoalescedIntakeSignal(send);
+    const runIds = Array.from({ length: 20 }, (_, index) => `run-${index}`);
+    const answers = await Promise.all(runIds.map((runId) => signal({ tenantId: 't', agentId: 'a', runId })));
+    expect(answers).toEqual(runIds.map(() => 'intake/t/a'));
+    expect(sent).toEqual([
+      { intake: 't/a', runIds: ['run-0'] },
+      { intake: 't/a', runIds: runIds.slice(1) },
+    ]);
+  });
+
+  it('keeps agents and tenants apart: each intake gets only its own runs', async () => {
+    const { sent, send } = slowSend(20);
+    const signal = createCoalescedIntakeSignal(send);
+    await Promise.all([
+      signal({ tenantId: 't', agentId: 'a', runId: 'r1' }),
+      signal({ tenantId: 't', agentId: 'b', runId: 'r2' }),
+      signal({ tenantId: 'u', agentId: 'a', runId: 'r3' }),
+      signal({ tenantId: 't', agentId: 'a', runId: 'r4' }),
+    ]);
+    expect(sent).toEqual([
+      { intake: 't/a', runIds: ['r1'] },
+      { intake: 't/b', runIds: ['r2'] },
+      { intake: 'u/a', runIds: ['r3'] },
+      { intake: 't/a', runIds: ['r4'] },
+    ]);
+  });
+
+  it('rejects every run of a failed signal, and only those; the next run is signalled again', async () => {
+    const { sent, send } = slowSend(20, (runIds) => runIds.includes('bad'));
+    const signal = createCoalescedIntakeSignal(send);
+    const results = await Promise.allSettled(['ok', 'bad', 'with-bad'].map((runId) => signal({ tenantId: 't', agentId: 'a', runId })));
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    await expect(signal({ tenantId: 't', agentId: 'a', runId: 'later' })).resolves.toBe('intake/t/a');
+    expect(sent.map((signalled) => signalled.runIds)).toEqual([['ok'], ['bad', 'with-bad'], ['later']]);
+  });
+});
