@@ -42,3 +42,12 @@ export function describeFailure(error: unknown): string {
   const { type, message } = failureCause(error);
   return `${type}: ${message.split('\n')[0]}`;
 }
+
+/**
+ * The cause back from a record's `failed: Type: message` outcome (as describeFailure wrote it),
+ * so machine output carries the type and the message apart; undefined for any other outcome.
+ */
+export function recordedFailure(outcome: string | null): FailureCause | undefined {
+  const match = /^failed: ([A-Za-z_][\w.]*): (.*)$/s.exec(outcome ?? '');
+  return match ? { type: match[1]!, message: match[2]! } : undefined;
+}

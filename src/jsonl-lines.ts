@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { requireReadableFile } from './input-file.ts';
 import { TextDecoder } from 'node:util';
 
 /**
@@ -21,6 +22,7 @@ export interface RawLine {
 
 /** Splits a file into lines on raw bytes, so each line's UTF-8 can be checked on its own. */
 export async function* readRawLines(file: string, onBytes: (bytesRead: number) => void): AsyncGenerator<RawLine> {
+  await requireReadableFile(file);
   let chunks: Buffer[] = [];
   let pendingLength = 0;
   let oversized = false;

@@ -175,8 +175,15 @@ export async function runCli(argv: string[], createRuntime: RuntimeFactory, vers
         : failureCause(error);
     const code = cause.type;
     const message = cause.message.split('\n')[0];
-    if (json) process.stdout.write(`${JSON.stringify({ error: { code, message } })}\n`);
-    process.stderr.write(`skillsmith: ${message}\n`);
+    // A refused skill package lists every rule it broke (the API's details.violations).
+    const violations = (error as { violations?: Array<{ message: string }> } | null)?.violations;
+    const details = Array.isArray(violations) ? { details: { violations } } : {};
+    if (json) process.stdout.write(`${JSON.stringify({ error: { code, message, ...details } })}\n`);
+    if (Array.isArray(violations) && violations.length > 1) {
+      process.stderr.write(
+        `skillsmith: ${violations.length} problems:\n${violations.map((violation) => `  - ${violation.message}\n`).join('')}`,
+      );
+    } else process.stderr.write(`skillsmith: ${message}\n`);
     return 1;
   } finally {
     await Promise.all([

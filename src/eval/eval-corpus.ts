@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { requireReadableFile } from '../input-file.ts';
 import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
@@ -36,6 +37,7 @@ export class EvalCorpusInvalid extends SkillsmithError {
 }
 
 async function* jsonLines(file: string): AsyncGenerator<{ line: number; value: unknown; text: string }> {
+  await requireReadableFile(file);
   let line = 0;
   for await (const text of createInterface({ input: createReadStream(file, 'utf8'), crlfDelay: Infinity })) {
     line += 1;

@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { requireReadableFile } from '../input-file.ts';
 import { TextDecoder } from 'node:util';
 import type pg from 'pg';
 import { parseRunReport, runReportSha256, type RunReport, type RunReportIssue } from './run-report.ts';
@@ -84,7 +84,7 @@ interface PendingConflictCheck {
 
 /** Runs the ingest of one file. Never throws for bad lines; throws for I/O and database failures. */
 export async function ingestJsonlFile(pool: pg.Pool, file: string, options: IngestOptions = {}): Promise<IngestResult> {
-  const totalBytes = (await stat(file)).size;
+  const totalBytes = await requireReadableFile(file);
   const report = (phase: IngestProgress['phase']) => (bytesRead: number) => options.onProgress?.({ phase, bytesRead, totalBytes });
 
   // Pass 1: validate everything.

@@ -339,6 +339,15 @@ export async function selectRunsForExtraction(db: Queryable, tenantId: string, w
   return rows.map(mapRow);
 }
 
+/** The goals of the given runs, by run id (a run the tenant does not have is absent). */
+export async function selectRunGoals(db: Queryable, tenantId: string, runIds: readonly string[]): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ run_id: string; goal: string }>(
+    `SELECT run_id, goal FROM runs WHERE tenant_id = $1 AND run_id = ANY($2::text[])`,
+    [tenantId, [...runIds]],
+  );
+  return new Map(rows.map((row) => [row.run_id, row.goal]));
+}
+
 /** The database's clock: windows are cut on the same clock that stamps `ingested_at`. */
 export async function databaseNow(db: Queryable): Promise<Date> {
   const { rows } = await db.query<{ now: Date }>('SELECT clock_timestamp() AS now');

@@ -1,6 +1,6 @@
 import { Document, parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
-import { SkillManifestInvalid } from './validation-errors.ts';
+import { refuseAll, SkillManifestInvalid, type SkillValidationError } from './validation-errors.ts';
 
 /**
  * The one manifest model: the 002 spec's four advertised fields plus the license the
@@ -19,6 +19,11 @@ export interface ParsedSkillDocument {
   manifest: SkillManifest;
   /** The Markdown after the front matter, leading blank lines and trailing whitespace removed. */
   body: string;
+  /**
+   * True when the front matter names no version (agentskills.io does not require one): the
+   * manifest then holds DEFAULT_SKILL_VERSION, and install picks the next one for the skill.
+   */
+  versionDefaulted: boolean;
 }
 
 export interface ParseSkillOptions {
@@ -27,6 +32,8 @@ export interface ParseSkillOptions {
 }
 
 export const DEFAULT_SKILL_LICENSE = 'Apache-2.0';
+/** The version of a skill's first revision when its SKILL.md names none. */
+export const DEFAULT_SKILL_VERSION = '1.0.0';
 
 const stringList = z.array(z.string());
 
@@ -37,18 +44,17 @@ const stringList = z.array(z.string());
  * space-separated list), the 002 spec's (top-level version and required_tools list), and
  * the 000 spec's (metadata.gaia.tools_required list).
  */
-const frontMatterSchema = z
-  .object({
-    name: z.string(),
-    description: z.string(),
-    license: z.string().optional(),
-    compatibility: z.string().optional(),
-    'allowed-tools': z.string().optional(),
-    version: z.string().optional(),
-    required_tools: stringList.optional(),
-    metadata: z.record(z.string(), z.union([z.string(), z.object({ tools_required: stringList.optional() }).strict()])).optional(),
-  })
-  .strict();
+const looseFrontMatterSchema = z.object({
+  name: z.string(),
+  description: z.string(),
+  license: z.string().optional(),
+  compatibility: z.string().optional(),
+  'allowed-tools': z.string().optional(),
+  version: z.string().optional(),
+  required_tools: stringList.optional(),
+  metadata: z.record(z.string(), z.union([z.string(), z.object({ tools_required: stringList.optional() }).strict()])).optional(),
+});
+const frontMatterSchema = looseFrontMatterSchema.strict();
 
 const FRONT_MATTER_DELIMITER = /^---[ \t]*$/;
 
@@ -68,11 +74,10 @@ function issuePath(path: readonly PropertyKey[]): string {
   return path.length === 0 ? 'front_matter' : path.map(String).join('.');
 }
 
-function pickVersion(frontMatter: z.infer<typeof frontMatterSchema>): string {
+function pickVersion(frontMatter: z.infer<typeof frontMatterSchema>): string | undefined {
   const fromMetadata = frontMatter.metadata?.['version'];
   if (typeof fromMetadata === 'string') return fromMetadata;
-  if (frontMatter.version !== undefined) return frontMatter.version;
-  throw new SkillManifestInvalid('version', 'no version (metadata.version or version) is present');
+  return frontMatter.version;
 }
 
 function pickRequiredTools(frontMatter: z.infer<typeof frontMatterSchema>): string[] {
@@ -84,35 +89,60 @@ function pickRequiredTools(frontMatter: z.infer<typeof frontMatterSchema>): stri
   return [];
 }
 
-/** Parse a SKILL.md document into the manifest and the body. Shape errors are SkillManifestInvalid. */
+/** Parse a SKILL.md document into the manifest and the body. Shape errors are SkillManifestInvalid, all at once. */
 export function parseSkillDocument(text: string, options: ParseSkillOptions): ParsedSkillDocument {
-  const { yamlText, rest } = splitFrontMatter(text);
+  const problems: SkillValidationError[] = [];
+  const parsed = readSkillDocument(text, options, problems);
+  refuseAll(problems);
+  return parsed!;
+}
+
+/**
+ * As parseSkillDocument, but every shape problem goes to `problems`; the document is returned
+ * whenever the fields can be read at all (an unknown key does not hide a bad name), so the
+ * validator can judge the rest of it too.
+ */
+export function readSkillDocument(
+  text: string,
+  options: ParseSkillOptions,
+  problems: SkillValidationError[],
+): ParsedSkillDocument | undefined {
+  let split: { yamlText: string; rest: string };
+  try {
+    split = splitFrontMatter(text);
+  } catch (error) {
+    problems.push(error as SkillManifestInvalid);
+    return undefined;
+  }
   let raw: unknown;
   try {
-    raw = parseYaml(yamlText, { schema: 'failsafe', uniqueKeys: true, prettyErrors: false });
+    raw = parseYaml(split.yamlText, { schema: 'failsafe', uniqueKeys: true, prettyErrors: false });
   } catch (error) {
     const reason = error instanceof YAMLParseError ? (error.message.split('\n')[0] ?? error.message) : String(error);
-    throw new SkillManifestInvalid('front_matter', `YAML does not parse: ${reason}`);
+    problems.push(new SkillManifestInvalid('front_matter', `YAML does not parse: ${reason}`));
+    return undefined;
   }
-  const parsed = frontMatterSchema.safeParse(raw ?? {});
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new SkillManifestInvalid(issuePath(issue?.path ?? []), issue?.message ?? 'invalid front matter');
+  const strict = frontMatterSchema.safeParse(raw ?? {});
+  if (!strict.success) {
+    for (const issue of strict.error.issues) problems.push(new SkillManifestInvalid(issuePath(issue.path), issue.message));
   }
-  const frontMatter = parsed.data;
+  const loose = strict.success ? strict : looseFrontMatterSchema.safeParse(raw ?? {});
+  if (!loose.success) return undefined;
+  const frontMatter = loose.data;
   for (const [key, value] of Object.entries(frontMatter.metadata ?? {})) {
     if (typeof value !== 'string' && key !== 'gaia') {
-      throw new SkillManifestInvalid(`metadata.${key}`, 'metadata values must be strings');
+      problems.push(new SkillManifestInvalid(`metadata.${key}`, 'metadata values must be strings'));
     }
   }
+  const version = pickVersion(frontMatter);
   const manifest: SkillManifest = {
     name: frontMatter.name,
-    version: pickVersion(frontMatter),
+    version: version ?? DEFAULT_SKILL_VERSION,
     description: frontMatter.description,
     requiredTools: pickRequiredTools(frontMatter),
     license: frontMatter.license ?? options.defaultLicense,
   };
-  return { manifest, body: rest.replace(/^(?:[ \t]*\r?\n)+/, '').trimEnd() };
+  return { manifest, body: split.rest.replace(/^(?:[ \t]*\r?\n)+/, '').trimEnd(), versionDefaulted: version === undefined };
 }
 
 /**

@@ -24,6 +24,12 @@ export abstract class SkillValidationError extends SkillsmithError {
   readonly field: string;
   readonly measured: MeasuredValue;
   readonly limit: MeasuredValue | null;
+  /**
+   * Every rule the package broke, this one first, when the validator refused it: a package is
+   * judged whole so its author fixes everything in one round. Set by `refuseAll` (an own field
+   * then, so the API's error details carry it); absent on errors raised one at a time.
+   */
+  declare violations?: SkillViolation[];
 
   protected constructor(message: string, details: SkillValidationDetails) {
     super(message);
@@ -32,6 +38,31 @@ export abstract class SkillValidationError extends SkillsmithError {
     this.measured = details.measured;
     this.limit = details.limit;
   }
+}
+
+/** One broken rule, as `details.violations` lists it. */
+export interface SkillViolation extends SkillValidationDetails {
+  code: string;
+  message: string;
+}
+
+function violationOf(error: SkillValidationError): SkillViolation {
+  return { code: error.code, rule: error.rule, field: error.field, measured: error.measured, limit: error.limit, message: error.message };
+}
+
+/**
+ * Nothing for no errors; else the first error (its code and status answer for the package),
+ * carrying every violation and, when there are several, a message that lists them all.
+ */
+export function refuseAll(errors: readonly SkillValidationError[]): void {
+  const [first] = errors;
+  if (!first) return;
+  const violations = errors.map(violationOf);
+  if (violations.length > 1) {
+    first.message = `${violations.length} problems: ${violations.map((violation) => violation.message).join('; ')}`;
+  }
+  first.violations = violations;
+  throw first;
 }
 
 function quote(value: string): string {

@@ -1,6 +1,7 @@
 import type pg from 'pg';
+import semver from 'semver';
 import { contentSha256, createPackageArchive } from '../skills/package-archive.ts';
-import type { SkillManifest } from '../skills/skill-format.ts';
+import { DEFAULT_SKILL_VERSION, type SkillManifest } from '../skills/skill-format.ts';
 import {
   SkillNotFound,
   SkillPinMismatch,
@@ -22,7 +23,7 @@ import {
 } from '../skills/skill-revision.ts';
 import { formatSkillRef, parseSkillRef, type SkillPin, type SkillRef } from '../skills/skill-ref.ts';
 import { SkillNameNotUnique } from '../skills/validation-errors.ts';
-import { validateSkillPackage } from '../skills/validator.ts';
+import { validateManifest, validateSkillPackage } from '../skills/validator.ts';
 import { withTransaction, type Queryable } from './database.ts';
 import { mapRow } from './row-mapping.ts';
 import { getSkillPackage, putSkillPackage } from './skill-package-store.ts';
@@ -46,6 +47,19 @@ export interface InstallOptions {
   inTransaction?: (client: pg.PoolClient, installed: SkillRevision) => Promise<void>;
 }
 
+/** What an install did: the CLI and the API say "unchanged" and "version defaulted" from it. */
+export interface InstalledPackage {
+  revision: SkillRevision;
+  /**
+   * `unchanged`: the package's archive equals the newest active revision's byte for byte, so
+   * nothing was written and `revision` is that revision. Only operator and builtin installs are
+   * compared: an agent's install is a governed invocation that records a revision of its own.
+   */
+  outcome: 'installed' | 'unchanged';
+  /** The SKILL.md named no version: the revision's is 1.0.0, or the next patch after the skill's latest revision's. */
+  versionDefaulted: boolean;
+}
+
 export interface ArchiveOptions {
   archivedByInvocationId?: string;
   archiveIdempotencyKey?: string;
@@ -53,6 +67,8 @@ export interface ArchiveOptions {
 
 export interface SkillRepository {
   install(tenantId: string, skillPackage: SkillPackage, options: InstallOptions): Promise<SkillRevision>;
+  /** As install, saying whether anything was written and whether the version was defaulted. */
+  installPackage(tenantId: string, skillPackage: SkillPackage, options: InstallOptions): Promise<InstalledPackage>;
   /** The named revision, or the active one for a ref without a revision; undefined when there is none. */
   findRevision(tenantId: string, ref: SkillRef | string): Promise<SkillRevision | undefined>;
   /** As findRevision, but SkillNotFound when there is none. */
@@ -147,13 +163,19 @@ function checkProvenance(options: InstallOptions): void {
 
 export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryDependencies): SkillRepository {
   async function install(tenantId: string, skillPackage: SkillPackage, options: InstallOptions): Promise<SkillRevision> {
+    return (await installPackage(tenantId, skillPackage, options)).revision;
+  }
+
+  async function installPackage(tenantId: string, skillPackage: SkillPackage, options: InstallOptions): Promise<InstalledPackage> {
     const source = skillSourceSchema.parse(options.source);
     if (source === 'mcp') throw new SkillSourceRefused(source);
     checkProvenance(options);
     const validated = validateSkillPackage(skillPackage, { defaultLicense });
     const archiveBytes = await createPackageArchive(skillPackage);
-    const { manifest } = validated;
+    const { versionDefaulted } = validated;
+    let { manifest } = validated;
     const authoredBy = options.authoredBy ?? null;
+    const installed = (revision: SkillRevision): InstalledPackage => ({ revision, outcome: 'installed', versionDefaulted });
 
     return withTransaction(pool, async (client) => {
       if (authoredBy !== null) {
@@ -164,7 +186,7 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
         const previous = replay.rows[0];
         if (previous) {
           const existing = await selectRevision(client, tenantId, previous.name, previous.revision);
-          if (existing) return existing;
+          if (existing) return installed(existing);
         }
       }
       await client.query(`INSERT INTO skills (tenant_id, name, source) VALUES ($1, $2, $3) ON CONFLICT (tenant_id, name) DO NOTHING`, [
@@ -189,6 +211,17 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
         if (activeRevision) throw new SkillNameNotUnique(manifest.name, activeRevision.revision);
       } else if (options.expectedRevision !== undefined && options.expectedRevision !== skill.latest_revision) {
         throw new SkillRevisionConflict(manifest.name, options.expectedRevision, skill.latest_revision);
+      }
+      if (source !== 'agent') {
+        const newest = await selectRevision(client, tenantId, manifest.name, null);
+        if (newest && newest.contentSha256 === contentSha256(archiveBytes))
+          return { revision: newest, outcome: 'unchanged', versionDefaulted };
+      }
+      if (versionDefaulted && skill.latest_revision > 0) {
+        const latest = await selectRevision(client, tenantId, manifest.name, skill.latest_revision);
+        const next = latest ? semver.inc(latest.manifest.version, 'patch') : null;
+        manifest = { ...manifest, version: next ?? DEFAULT_SKILL_VERSION };
+        validateManifest(manifest, skillPackage.directoryName);
       }
       const revision = skill.latest_revision + 1;
       const stored = await putSkillPackage(client, tenantId, skill.id, revision, archiveBytes);
@@ -221,10 +254,10 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
         ],
       );
       await client.query(`UPDATE skills SET latest_revision = $3 WHERE tenant_id = $1 AND id = $2`, [tenantId, skill.id, revision]);
-      const installed = await selectRevision(client, tenantId, manifest.name, revision);
-      if (!installed) throw new Error(`revision ${manifest.name}@${revision} not readable after insert`);
-      await options.inTransaction?.(client, installed);
-      return installed;
+      const written = await selectRevision(client, tenantId, manifest.name, revision);
+      if (!written) throw new Error(`revision ${manifest.name}@${revision} not readable after insert`);
+      await options.inTransaction?.(client, written);
+      return installed(written);
     });
   }
 
@@ -301,7 +334,7 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
     return verified;
   }
 
-  return { install, findRevision, resolve, latestRevision, listActive, archive, readArchive, verifyPins };
+  return { install, installPackage, findRevision, resolve, latestRevision, listActive, archive, readArchive, verifyPins };
 }
 
 export interface SkillRevisionCount {

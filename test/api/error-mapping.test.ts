@@ -8,6 +8,17 @@ import { ProcedureNotFound } from '../../src/procedures/procedure-repository.ts'
 import { SkillNotFound } from '../../src/skills/skill-errors.ts';
 import { SkillBodyEmpty, SkillNameNotUnique } from '../../src/skills/validation-errors.ts';
 import { SkillsmithError } from '../../src/skillsmith-error.ts';
+import { validateSkillPackage } from '../../src/skills/validator.ts';
+import { rawPackage } from '../skills/skill-fixtures.ts';
+
+function refusedPackage(): Error {
+  try {
+    validateSkillPackage(rawPackage('deploy', '---\nname: Deploy\ndescription: ""\n---\nbody\n'), { defaultLicense: 'MIT' });
+  } catch (error) {
+    return error as Error;
+  }
+  throw new Error('the package was accepted');
+}
 
 /** An error no table has ever heard of: only its own properties can map it. */
 class QuotaSpent extends SkillsmithError {
@@ -31,6 +42,7 @@ const thrown: Record<string, () => Error> = {
   unauthorized: () => new Unauthorized('no bearer token'),
   'validation-default': () => new SkillBodyEmpty(),
   'validation-override': () => new SkillNameNotUnique('deploy', 2),
+  'validation-all': refusedPackage,
   'embedder-down': () => new EmbeddingModelUnavailable('test-model', ['/models'], 'no such file'),
   'internal-domain-error': () => new ProcedureNotFound('no procedure named "x" in tenant acme'),
   'plain-error': () => new Error('connection reset by peer'),
@@ -83,6 +95,16 @@ describe("API error mapping: by the error's own properties", () => {
       body: { error: { code: 'SkillBodyEmpty', details: { rule: 'body.tokens', field: 'body', measured: 0, limit: 3000 } } },
     });
     expect(await get('validation-override')).toMatchObject({ status: 409, body: { error: { code: 'SkillNameNotUnique' } } });
+  });
+
+  it('a refused package lists every rule it broke in details.violations', async () => {
+    const { status, body } = await get('validation-all');
+    expect(status).toBe(422);
+    expect(body.error.code).toBe('SkillNameInvalid');
+    expect(body.error.details.violations).toEqual([
+      expect.objectContaining({ code: 'SkillNameInvalid', field: 'name', rule: 'name.pattern', measured: 'Deploy' }),
+      expect.objectContaining({ code: 'SkillDescriptionInvalid', field: 'description', measured: 0 }),
+    ]);
   });
 
   it('a 500 SkillsmithError and a foreign error both answer InternalError and leak nothing', async () => {

@@ -47,15 +47,25 @@ describe('a failed pass says why: synthesize --wait, its --json, passes, passes 
     const pass = JSON.parse(run.stdout);
     expect(pass).toMatchObject({ tenantId: TENANT, status: 'failed' });
     expect(pass.outcome).toMatch(/^failed: EmbeddingModelUnavailable: /);
+    // The cause apart, and the documented error envelope beside the record.
+    expect(pass.failure).toEqual({ type: 'EmbeddingModelUnavailable', message: expect.stringContaining(emptyModelDir) });
+    expect(pass.error).toEqual({ code: 'EmbeddingModelUnavailable', message: pass.failure.message });
 
     const human = await runSkillsmith(['synthesize', '--wait', '--tenant', TENANT], env);
     expect(human.code).toBe(1);
     expect(human.stdout).toMatch(/failed \(failed: EmbeddingModelUnavailable: /);
     expect(human.stdout).not.toMatch(/Activity task failed|Workflow execution failed/);
+    expect(human.stdout).toMatch(/\n {2}cause: EmbeddingModelUnavailable: .+/);
 
     const listed = await runSkillsmith(['passes', '--tenant', TENANT], env);
     expect(listed.stdout).toMatch(/failed \(failed: EmbeddingModelUnavailable: /);
+    expect(listed.stdout).toMatch(/\n {2}cause: EmbeddingModelUnavailable: /);
+    const listedJson = JSON.parse((await runSkillsmith(['passes', '--json', '--tenant', TENANT], env)).stdout);
+    expect(listedJson.passes[0].failure).toEqual(pass.failure);
     const shown = JSON.parse((await runSkillsmith(['passes', 'show', pass.id, '--json', '--tenant', TENANT], env)).stdout);
     expect(shown.outcome).toBe(pass.outcome);
+    expect(shown.failure).toEqual(pass.failure);
+    const shownHuman = await runSkillsmith(['passes', 'show', pass.id, '--tenant', TENANT], env);
+    expect(shownHuman.stdout).toMatch(/\n {2}cause: EmbeddingModelUnavailable: /);
   });
 });

@@ -66,8 +66,15 @@ describe('skillsmith clusters (dry run) and skillsmith models', () => {
     );
     const clusterLines = lines.slice(1);
     expect(clusterLines.length).toBeGreaterThan(0);
-    for (const line of clusterLines) {
-      expect(line).toMatch(/^ {2}[0-9a-f]{16} {2}size \d+ {2}success \d+\/\d+ \(\d+%\) {2}(qualifies \(rank \d+\)|does not qualify: .+)$/);
+    expect(clusterLines.length % 4).toBe(0);
+    for (let at = 0; at < clusterLines.length; at += 4) {
+      const [head, goal, tools, nearest] = clusterLines.slice(at, at + 4);
+      expect(head).toMatch(
+        /^ {2}[0-9a-f]{16} {2}size \d+ {2}success \d+\/\d+ \(\d+%\) {2}(qualifies \(rank \d+\): \d+ successful runs ≥ \d+, success \d+% ≥ \d+%, longest sequence \d+ ≥ \d+ steps|does not qualify: .+)$/,
+      );
+      expect(goal).toMatch(/^ {4}typical goal: ".+" \(run .+\)$/);
+      expect(tools).toMatch(/^ {4}tools: (\S+( → \S+)*|\(no successful run\))$/);
+      expect(nearest).toMatch(/^ {4}nearest: ([0-9a-f]{16} \(goal centroid cosine -?[0-9.]+\)|none)$/);
     }
     expect(clusterLines.some((line) => line.includes('qualifies (rank 1)'))).toBe(true);
   });
@@ -87,6 +94,34 @@ describe('skillsmith clusters (dry run) and skillsmith models', () => {
     expect(result.similarity).toMatchObject({ design: 'mix', clusterTau: 0.7, goalWeight: 0.5 });
     expect(result.goals).toBe(80);
     for (const cluster of result.clusters) expect(cluster.qualifies || typeof cluster.reason?.code === 'string').toBe(true);
+  });
+
+  it("--json carries each cluster's typical goal (a member), consensus tools, nearest cluster and verdict", async () => {
+    await run(['clusters', '--tenant', 'acme', '--json']);
+    const result = printed.at(-1)!.value as {
+      clusters: Array<{
+        clusterId: string;
+        runIds: string[];
+        qualifies: boolean;
+        typicalRunId: string;
+        typicalGoal: string;
+        consensusTools: string[];
+        nearestClusterId: string | null;
+        nearestSimilarity: number | null;
+        verdict: string;
+      }>;
+    };
+    expect(result.clusters.length).toBeGreaterThan(1);
+    const ids = new Set(result.clusters.map((cluster) => cluster.clusterId));
+    for (const cluster of result.clusters) {
+      expect(cluster.runIds).toContain(cluster.typicalRunId);
+      expect(cluster.typicalGoal.length).toBeGreaterThan(0);
+      expect(ids.has(cluster.nearestClusterId!)).toBe(true);
+      expect(cluster.nearestClusterId).not.toBe(cluster.clusterId);
+      expect(cluster.nearestSimilarity).toBeGreaterThan(-1);
+      expect(cluster.verdict).toMatch(cluster.qualifies ? /^qualifies \(rank \d+\): / : /^does not qualify: /);
+      if (cluster.qualifies) expect(cluster.consensusTools.length).toBeGreaterThan(0);
+    }
   });
 
   it('models list shows the test model as present', async () => {

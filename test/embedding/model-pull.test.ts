@@ -1,9 +1,10 @@
 import { cp, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isModelPresent, pullModel, sha256File, testEmbeddingModel } from '../../src/embedding/model-pull.ts';
-import { requireTestModel, testModelDir } from '../support/test-model.ts';
+import { runSkillsmith } from '../support/cli.ts';
+import { requireTestModel, testModelDir, testModelDirFor } from '../support/test-model.ts';
 
 describe('skillsmith models pull', () => {
   let scratch: string;
@@ -13,6 +14,20 @@ describe('skillsmith models pull', () => {
   });
   afterAll(async () => {
     await rm(scratch, { recursive: true, force: true });
+  });
+
+  it('the tests look for the model where `skillsmith models pull` (npm test) puts it, under SKILLSMITH_HOME too', async () => {
+    for (const env of [
+      { SKILLSMITH_HOME: join(scratch, 'home') },
+      { SKILLSMITH_HOME: join(scratch, 'home'), SKILLSMITH_MODEL_DIR: join(scratch, 'elsewhere') },
+      {},
+    ]) {
+      const listed = await runSkillsmith(['models', 'list', '--json'], env);
+      expect(listed.code).toBe(0);
+      // The child runs in this directory, so its relative default resolves as the tests' does.
+      expect(testModelDirFor(env)).toBe(resolve(JSON.parse(listed.stdout).modelDir));
+    }
+    expect(testModelDirFor({ SKILLSMITH_HOME: '/srv/skillsmith' })).toBe('/srv/skillsmith/models');
   });
 
   it('lays the model out the way transformers.js loads it, every file with its pinned sha256', async () => {

@@ -35,6 +35,7 @@ describe('parseSkillDocument', () => {
         license: 'MIT',
       },
       body: '# Instructions\n\nDo the thing.',
+      versionDefaulted: false,
     });
   });
 
@@ -83,11 +84,17 @@ describe('parseSkillDocument', () => {
     expect(parseSkillDocument(text, options).manifest.version).toBe('1.10');
   });
 
-  it('refuses a document without front matter, unknown keys and a missing version with SkillManifestInvalid', () => {
+  it('refuses a document without front matter and unknown keys with SkillManifestInvalid', () => {
     expect(() => parseSkillDocument('# just markdown', options)).toThrow(SkillManifestInvalid);
     expect(() => parseSkillDocument('---\nname: a\ndescription: d\nversion: 1.0.0\nowner: x\n---\nb', options)).toThrow(/owner/);
-    expect(() => parseSkillDocument('---\nname: a\ndescription: d\n---\nb', options)).toThrow(/version/);
     expect(() => parseSkillDocument('---\nname: [a\n---\nb', options)).toThrow(/YAML/);
+  });
+
+  it('reads a document without a version (agentskills.io needs none) as the default version, and says so', () => {
+    expect(parseSkillDocument('---\nname: a\ndescription: d\n---\nb', options)).toMatchObject({
+      manifest: { version: '1.0.0' },
+      versionDefaulted: true,
+    });
   });
 });
 

@@ -32,6 +32,39 @@ function rejection(run: () => unknown): SkillValidationError {
   throw new Error('expected a SkillValidationError');
 }
 
+describe('validateSkillPackage: agentskills.io packages and every violation at once', () => {
+  it('accepts a minimal agentskills.io SKILL.md (name + description, no metadata.version), defaulting the version', () => {
+    const text = '---\nname: pdf-tools\ndescription: Extract text and tables from PDF files.\n---\n\n# PDF tools\n\nUse pdfplumber.\n';
+    const validated = validateSkillPackage(rawPackage('pdf-tools', text), options);
+    expect(validated).toMatchObject({ versionDefaulted: true, manifest: { name: 'pdf-tools', version: '1.0.0' } });
+    const versioned = validateSkillPackage(skillPackage({ version: '2.1.0' }), options);
+    expect(versioned).toMatchObject({ versionDefaulted: false, manifest: { version: '2.1.0' } });
+  });
+
+  it('reports every broken rule in one refusal: violations, in order, and a message listing them all', () => {
+    const text = '---\nname: Bad_Name\ndescription: ""\nversion: v1\ncolour: blue\n---\n\n';
+    const error = rejection(() => validateSkillPackage(rawPackage('elsewhere', text), options));
+    expect(error.violations?.map((violation) => violation.code)).toEqual([
+      'SkillManifestInvalid',
+      'SkillNameInvalid',
+      'SkillVersionInvalid',
+      'SkillDescriptionInvalid',
+      'SkillBodyEmpty',
+    ]);
+    expect(error.violations?.[0]).toMatchObject({ field: 'front_matter', rule: 'manifest.shape' });
+    expect(error).toBeInstanceOf(SkillManifestInvalid);
+    expect(error.message).toMatch(
+      /^5 problems: SKILL.md front matter is invalid .*; name "Bad_Name" .*; version "v1" .*; description is 0 characters.*; body is 0 tokens/,
+    );
+  });
+
+  it('a single broken rule keeps its own message, with itself as the one violation', () => {
+    const error = rejection(() => validateSkillPackage(skillPackage({}, { directoryName: 'other-dir' }), options));
+    expect(error.message).toBe('name "repository-analysis" does not equal the directory name "other-dir"');
+    expect(error.violations).toEqual([expect.objectContaining({ code: 'SkillNameDirectoryMismatch', field: 'name' })]);
+  });
+});
+
 describe('validateSkillPackage', () => {
   it('refuses a SKILL.md holding a NUL (its text is stored in Postgres text), naming the member and the rule', () => {
     const withNul = skillPackage({}, { body: '# Instructions\n\n1. Read\u0000 twice.' });

@@ -53,7 +53,7 @@ describe('skillsmith agents', () => {
   it('set writes a new version each time, refuses unknown refs quoting them, and show prints the newest', async () => {
     await skills.install('cli-agents', skillPackage({ name: 'known-a' }), { source: 'operator' });
     await skills.install('cli-agents', skillPackage({ name: 'known-b' }), { source: 'operator' });
-    await skills.install('cli-agents', skillPackage({ name: 'known-b' }), { source: 'operator' });
+    await skills.install('cli-agents', skillPackage({ name: 'known-b', version: '1.0.1' }), { source: 'operator' });
     const first = await skillsmith('agents', 'set', 'ops', '--skills', 'known-a,known-b@1', '--tenant', 'cli-agents', '--json');
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)).toMatchObject({

@@ -53,9 +53,15 @@ describe('SkillRepository.install', () => {
     });
     expect(installed.contentSha256).toBe(contentSha256(await createPackageArchive(pkg)));
     expect(installed.body).toBe('# Instructions\n\n1. Read.');
-    const again = await repository.install('t-install', pkg, { source: 'operator' });
-    expect(again.revision).toBe(2);
-    expect(again.contentSha256).toBe(installed.contentSha256);
+    // The same content as the newest active revision writes nothing: that revision answers.
+    const before = await countSkillRows(database.pool, 't-install');
+    const again = await repository.installPackage('t-install', pkg, { source: 'operator' });
+    expect(again).toMatchObject({ outcome: 'unchanged', versionDefaulted: false, revision: { revision: 1, id: installed.id } });
+    expect(await countSkillRows(database.pool, 't-install')).toEqual(before);
+    const changed = await repository.installPackage('t-install', skillPackage({ name: 'install-basic', version: '1.0.1' }), {
+      source: 'operator',
+    });
+    expect(changed).toMatchObject({ outcome: 'installed', revision: { revision: 2 } });
   });
 
   it('refuses source mcp in the store itself and writes nothing', async () => {
@@ -99,7 +105,7 @@ describe('SkillRepository.install', () => {
 
   it('refuses a stale expectedRevision with SkillRevisionConflict carrying the current revision, writing nothing', async () => {
     await repository.install('t-cas', skillPackage({ name: 'cas' }), { source: 'operator' });
-    await repository.install('t-cas', skillPackage({ name: 'cas' }), { source: 'operator', expectedRevision: 1 });
+    await repository.install('t-cas', skillPackage({ name: 'cas', version: '1.0.1' }), { source: 'operator', expectedRevision: 1 });
     const before = await countSkillRows(database.pool, 't-cas');
     const failure = await repository
       .install('t-cas', skillPackage({ name: 'cas', version: '9.9.9' }), { source: 'operator', expectedRevision: 1 })
@@ -161,8 +167,8 @@ describe('concurrent installs', () => {
     );
     expect(installs.map((installed) => installed.revision).sort()).toEqual([1, 2, 3, 4]);
     const pairs = await Promise.all([
-      repository.install('t-race', skillPackage({ name: 'raced' }), { source: 'operator' }),
-      repository.install('t-race', skillPackage({ name: 'raced' }), { source: 'operator' }),
+      repository.install('t-race', skillPackage({ name: 'raced', version: '2.0.0' }), { source: 'operator' }),
+      repository.install('t-race', skillPackage({ name: 'raced', version: '2.0.1' }), { source: 'operator' }),
     ]);
     expect(pairs.map((installed) => installed.revision).sort()).toEqual([5, 6]);
   });

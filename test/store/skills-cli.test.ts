@@ -96,19 +96,63 @@ describe('skillsmith skills (CLI)', { timeout: 180_000 }, () => {
     expect(JSON.parse(exported.stdout)).toMatchObject({ files: ['SKILL.md', 'references/layout.md'] });
     expect(await readFile(join(out, 'repo-tour', 'SKILL.md'), 'utf8')).toBe(await readFile(join(source, 'SKILL.md'), 'utf8'));
 
+    // The same content as the newest active revision: nothing is installed, and it says so.
     const reinstalled = JSON.parse((await skillsmith('skills', 'install', join(out, 'repo-tour'), '--tenant', 'cli', '--json')).stdout) as {
       revision: number;
       contentSha256: string;
     };
-    expect(reinstalled).toMatchObject({ revision: 2, contentSha256: first.contentSha256 });
+    expect(reinstalled).toMatchObject({ revision: 1, contentSha256: first.contentSha256, outcome: 'unchanged' });
+    const again = await skillsmith('skills', 'install', source, '--tenant', 'cli');
+    expect(again.stdout).toBe('unchanged: repo-tour@1 already holds this content; nothing installed\n');
 
-    const archived = await skillsmith('skills', 'archive', 'repo-tour@2', '--tenant', 'cli');
+    const archived = await skillsmith('skills', 'archive', 'repo-tour@1', '--tenant', 'cli');
     expect(archived.code).toBe(0);
-    expect(archived.stdout).toContain('archived repo-tour@2');
-    const afterArchive = JSON.parse((await skillsmith('skills', 'show', 'repo-tour', '--tenant', 'cli', '--json')).stdout) as {
-      revision: number;
-    };
-    expect(afterArchive.revision).toBe(1);
+    expect(archived.stdout).toContain('archived repo-tour@1');
+    // With no active revision left, the same content installs again, as revision 2.
+    const restored = JSON.parse((await skillsmith('skills', 'install', source, '--tenant', 'cli', '--json')).stdout) as object;
+    expect(restored).toMatchObject({ revision: 2, contentSha256: first.contentSha256, outcome: 'installed' });
+  });
+
+  it('installs a minimal agentskills.io SKILL.md (no version) as 1.0.0, then the next patch, and says so', async () => {
+    const directory = join(scratch, 'ecosystem', 'pdf-tools');
+    await mkdir(directory, { recursive: true });
+    const write = (body: string) =>
+      writeFile(
+        join(directory, 'SKILL.md'),
+        `---\nname: pdf-tools\ndescription: Extract text and tables from PDF files.\n---\n\n${body}\n`,
+      );
+    await write('# PDF tools\n\nUse pdfplumber.');
+    const first = await skillsmith('skills', 'install', directory, '--tenant', 'eco');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toContain('pdf-tools@1 (version 1.0.0');
+    expect(first.stdout).toContain('version 1.0.0 by default: the SKILL.md names none');
+    await write('# PDF tools\n\nUse pdfplumber; fall back to pdftotext.');
+    const second = JSON.parse((await skillsmith('skills', 'install', directory, '--tenant', 'eco', '--json')).stdout) as object;
+    expect(second).toMatchObject({ revision: 2, version: '1.0.1', versionDefaulted: true, outcome: 'installed' });
+  });
+
+  it('reports every validation error at once: all in details.violations under --json, one line each for people', async () => {
+    const directory = join(scratch, 'many-wrongs', 'wrongs');
+    await mkdir(directory, { recursive: true });
+    await writeFile(join(directory, 'SKILL.md'), '---\nname: Wrongs\ndescription: ""\nversion: one\n---\n');
+    const failed = await skillsmith('skills', 'install', directory, '--tenant', 'cli', '--json');
+    expect(failed.code).toBe(1);
+    const { error } = JSON.parse(failed.stdout) as { error: { code: string; details: { violations: Array<{ code: string }> } } };
+    expect(error.code).toBe('SkillNameInvalid');
+    expect(error.details.violations.map((violation) => violation.code)).toEqual([
+      'SkillNameInvalid',
+      'SkillVersionInvalid',
+      'SkillDescriptionInvalid',
+      'SkillBodyEmpty',
+    ]);
+    const human = await skillsmith('skills', 'install', directory, '--tenant', 'cli');
+    expect(human.stderr.trim().split('\n')).toEqual([
+      'skillsmith: 4 problems:',
+      expect.stringMatching(/^ {2}- name "Wrongs" does not match/),
+      expect.stringMatching(/^ {2}- version "one" does not parse as semver/),
+      '  - description is 0 characters, limit 1 to 500',
+      expect.stringMatching(/^ {2}- body is 0 tokens/),
+    ]);
   });
 
   it('export --canonical writes an agentskills.io-valid SKILL.md that re-installs to the same manifest', async () => {

@@ -1,9 +1,18 @@
-import { fileURLToPath } from 'node:url';
+import { resolve } from 'node:path';
+import { loadConfig } from '../../src/config.ts';
 import type { EmbeddingSettings } from '../../src/embedding/embedder.ts';
 import { isModelPresent, testEmbeddingModel } from '../../src/embedding/model-pull.ts';
 
-/** Where `.ci/run` (and a developer) pulls the registry-shipped test model. */
-export const testModelDir = fileURLToPath(new URL('../../.skillsmith/models', import.meta.url));
+/**
+ * Where `npm test`'s `skillsmith models pull` put the registry-shipped test model: the CLI's own
+ * resolution (SKILLSMITH_MODEL_DIR, else $SKILLSMITH_HOME/models, else .skillsmith/models), from
+ * the directory vitest and `npm test` run in, so a suite under SKILLSMITH_HOME finds it.
+ */
+export function testModelDirFor(env: NodeJS.ProcessEnv): string {
+  return resolve(loadConfig(env).embedding.modelDir);
+}
+
+export const testModelDir = testModelDirFor(process.env);
 
 /** Embedding settings for the real test model (all-MiniLM-L6-v2 int8, 384-d, no prefixes). */
 export function testModelSettings(overrides: Partial<EmbeddingSettings> = {}): EmbeddingSettings {

@@ -1,13 +1,14 @@
 import type { Command } from 'commander';
-import type { ClusterPassResult } from '../../clustering/cluster-pass.ts';
+import type { ClusterPassResult, GoalCluster } from '../../clustering/cluster-pass.ts';
+import type { ClusterPortrait } from '../../synthesis/cluster-portrait.ts';
 import type { CliContext } from '../context.ts';
 import { createProgressReporter } from '../progress-reporter.ts';
 
 /**
  * `skillsmith clusters [--tenant T] [--json]`: a dry run of the embed and cluster steps over all
  * of the tenant's runs — embeds goals that lack an embedding (stored, as a pass would), clusters,
- * and prints every cluster with its size, success rate, and whether it qualifies or exactly why
- * not. Distils and installs nothing.
+ * and prints every cluster with its size, success rate, typical goal, consensus tools, nearest
+ * cluster, and whether it qualifies or exactly why not. Distils and installs nothing.
  */
 export function registerClustersCommands(program: Command, context: CliContext): void {
   program
@@ -16,10 +17,11 @@ export function registerClustersCommands(program: Command, context: CliContext):
     .action(async (_options: unknown, command: Command) => {
       const { tenant, json, quiet } = command.optsWithGlobals<{ tenant: string; json: boolean; quiet: boolean }>();
       const { config } = context;
-      const [{ clusterRunGoals }, { embedMissingGoals }, { createEmbedder }] = await Promise.all([
+      const [{ clusterRunGoals }, { embedMissingGoals }, { createEmbedder }, { loadClusterPortraits }] = await Promise.all([
         import('../../clustering/cluster-pass.ts'),
         import('../../embedding/embed-goals.ts'),
         import('../../embedding/embedder.ts'),
+        import('../../synthesis/cluster-portrait.ts'),
       ]);
       const embedder = await createEmbedder(config.embedding);
       const pool = await context.openPool();
@@ -31,7 +33,9 @@ export function registerClustersCommands(program: Command, context: CliContext):
         },
       }).finally(progress.stop);
       const result = await clusterRunGoals(pool, tenant, { modelId: embedder.modelId, synthesis: config.synthesis });
-      context.output.result(json, { embedding, ...result }, () => describe(result, embedding.embedded));
+      const portraits = await loadClusterPortraits(pool, result, config.synthesis);
+      const clusters = result.clusters.map((cluster, index) => ({ ...cluster, ...portraits[index]! }));
+      context.output.result(json, { embedding, ...result, clusters }, () => describe(result, clusters, embedding.embedded));
     });
 }
 
@@ -52,18 +56,20 @@ function similarityLabel({ similarity, similarityTau }: ClusterPassResult): stri
   }
 }
 
-function describe(result: ClusterPassResult, embedded: number): string {
+function describe(result: ClusterPassResult, clusters: Array<GoalCluster & ClusterPortrait>, embedded: number): string {
   const lines = [
     `tenant ${result.tenantId}: ${result.goals} runs (${embedded} goals embedded now) with ${result.modelId}, ` +
       `${result.linkage} linkage on ${similarityLabel(result)}: ${result.clusters.length} clusters, ` +
       `${result.qualifyingCount} qualifying, ${result.singletonCount} runs alone, ` +
       `${result.componentCount} threshold-graph components (largest ${result.largestComponentSize})`,
   ];
-  for (const cluster of result.clusters) {
-    const verdict = cluster.qualifies ? `qualifies (rank ${cluster.rank})` : `does not qualify: ${cluster.reason!.message}`;
+  for (const cluster of clusters) {
     lines.push(
       `  ${cluster.clusterId}  size ${cluster.size}  success ${cluster.successfulRuns}/${cluster.attempts} ` +
-        `(${percent(cluster.successRate)})  ${verdict}`,
+        `(${percent(cluster.successRate)})  ${cluster.verdict}`,
+      `    typical goal: ${JSON.stringify(cluster.typicalGoal)} (run ${cluster.typicalRunId})`,
+      `    tools: ${cluster.consensusTools.length ? cluster.consensusTools.join(' → ') : '(no successful run)'}`,
+      `    nearest: ${cluster.nearestClusterId ? `${cluster.nearestClusterId} (goal centroid cosine ${cluster.nearestSimilarity})` : 'none'}`,
     );
   }
   return lines.join('\n');

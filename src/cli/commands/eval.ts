@@ -53,6 +53,9 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
       const { config } = context;
       const started = Date.now();
       const say = (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}\n`);
+      const { requireReadableFile } = await import('../../input-file.ts');
+      // Files that cannot be read are said before any stack is started.
+      for (const file of [options.runs, options.labels, ...(options.heldout ? [options.heldout] : [])]) await requireReadableFile(file);
       const tenantId = freshEvalTenant();
       // The stack, Temporal's client and the services load here, not for `--help`.
       const [{ Client, Connection }, { createServices }, { startSynthesisPass }, { formatEvalReport }, { runEval }, { createPool }] =

@@ -26,7 +26,12 @@ export function registerIngestCommands(program: Command, context: CliContext): v
       // An explicit --tenant places lines without tenantId and must match lines that have one;
       // without it each line keeps its own tenantId (default "default").
       const explicitTenant = command.getOptionValueSourceWithGlobals('tenant') === 'cli' ? tenant : undefined;
-      const { formatIngestError, ingestJsonlFile } = await import('../../runs/jsonl-ingest.ts');
+      const [{ formatIngestError, ingestJsonlFile }, { requireReadableFile }] = await Promise.all([
+        import('../../runs/jsonl-ingest.ts'),
+        import('../../input-file.ts'),
+      ]);
+      // A file that cannot be read is said before any database is opened.
+      await requireReadableFile(file);
       const pool = await context.openPool();
       const progress = createProgressReporter({ quiet });
       const kibibytes = (bytes: number) => Math.round(bytes / 1024);

@@ -68,6 +68,8 @@ export function registerRolloutCommands(program: Command, context: CliContext): 
     .requiredOption('--file <pairs.jsonl>', 'the pairs file')
     .action(async (options: { file: string }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
+      // A file that cannot be read is said before any database is opened.
+      await (await import('../../input-file.ts')).requireReadableFile(options.file);
       const result = await (await gate()).recordFile(tenant, options.file);
       if (!json) for (const error of result.errors) process.stderr.write(`${formatJsonlLineError(error)}\n`);
       context.output.result(json, result, () =>

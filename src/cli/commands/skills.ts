@@ -11,7 +11,8 @@ import { registerSkillsSyncCommand } from './skills-sync.ts';
 /**
  * `skillsmith skills …`: install, list, show, export and archive skill packages.
  * JSON shapes (with --json), all camelCase:
- *   install / archive  → SkillSummary
+ *   install            → SkillSummary & { outcome: 'installed' | 'unchanged', versionDefaulted: boolean }
+ *   archive            → SkillSummary
  *   show               → SkillSummary & LearnedState & { body: string }
  *   list               → { skills: Array<SkillSummary & LearnedState> }
  * LearnedState: `state` (active | superseded | disabled | archived: what recall and the catalog make
@@ -117,11 +118,22 @@ export function registerSkillsCommands(program: Command, context: CliContext): v
       const expectedRevision =
         options.expectedRevision === undefined ? undefined : parseArgument(countSchema, options.expectedRevision, '--expected-revision');
       const skillPackage = await readPackageDirectory(directory);
-      const installed = await withRepository(context, (repository) =>
-        repository.install(tenant, skillPackage, { source, ...(expectedRevision === undefined ? {} : { expectedRevision }) }),
+      const { revision, outcome, versionDefaulted } = await withRepository(context, (repository) =>
+        repository.installPackage(tenant, skillPackage, { source, ...(expectedRevision === undefined ? {} : { expectedRevision }) }),
       );
-      const summary = summarizeRevision(installed);
-      context.output.result(json, summary, () => `installed ${describeRevision(summary)}`);
+      const summary = summarizeRevision(revision);
+      context.output.result(json, { ...summary, outcome, versionDefaulted }, () =>
+        [
+          outcome === 'unchanged'
+            ? `unchanged: ${summary.name}@${summary.revision} already holds this content; nothing installed`
+            : `installed ${describeRevision(summary)}`,
+          versionDefaulted && outcome === 'installed'
+            ? `  version ${summary.version} by default: the SKILL.md names none (set metadata.version to choose it)`
+            : '',
+        ]
+          .filter(Boolean)
+          .join('\n'),
+      );
     });
 
   skills

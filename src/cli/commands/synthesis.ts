@@ -4,6 +4,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { passScheduleId, type PassProgress } from '../../synthesis/pass-contract.ts';
 import { clusterOutcome, type PassRecord } from '../../synthesis/pass-record.ts';
 import { SkillsmithError } from '../../skillsmith-error.ts';
+import { recordedFailure, type FailureCause } from '../../failure-cause.ts';
 import type { CliContext } from '../context.ts';
 
 type GlobalOptions = { tenant: string; json: boolean };
@@ -26,14 +27,24 @@ export function workflowUiLink(uiUrl: string | undefined, namespace: string, wor
   return uiUrl ? `${uiUrl}/namespaces/${namespace}/workflows/${encodeURIComponent(workflowId)}` : undefined;
 }
 
+/**
+ * A pass as the CLI prints it under --json: the record plus `failure` ({type, message} of a failed
+ * pass's root cause, else null).
+ */
+export function presentPass(pass: PassRecord): PassRecord & { failure: FailureCause | null } {
+  return { ...pass, failure: pass.status === 'failed' ? (recordedFailure(pass.outcome) ?? null) : null };
+}
+
 export function formatPass(pass: PassRecord): string {
   const c = pass.counts;
+  const failure = pass.status === 'failed' ? recordedFailure(pass.outcome) : undefined;
   return [
     `${pass.id}  ${pass.status}${pass.outcome ? ` (${pass.outcome})` : ''}`,
     `  runs seen ${c.runsSeen}, sequences ${c.sequences}, clusters ${c.clusters}, qualifying ${c.qualifying}`,
     `  added ${c.added}, updated ${c.updated}, noop ${c.noop}, superseded ${c.superseded}, skipped ${c.skipped}, ` +
       `pending ${c.pending}${c.carried ? ` (${c.carried} taken over from earlier passes)` : ''}`,
     `  distiller ${pass.distiller}, ${pass.full ? 'full' : `since ${pass.since ?? 'the beginning'}`}, started ${pass.startedAt}${pass.finishedAt ? `, finished ${pass.finishedAt}` : ''}`,
+    ...(failure ? [`  cause: ${failure.type}: ${failure.message}`] : []),
   ].join('\n');
 }
 
@@ -123,7 +134,10 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
       if (!json) process.stderr.write(`started ${handle.workflowId}${link ? `\n${link}` : ''}\n`);
       const settled = settledPass(context, tenant, handle);
       const pass = json ? await settled : await watchPass(handle, settled);
-      context.output.result(json, { ...pass, uiUrl: link ?? null }, () => formatPass(pass));
+      // A failed pass answers with its record and, beside it, the error envelope of its root cause.
+      const presented = presentPass(pass);
+      const error = presented.failure ? { error: { code: presented.failure.type, message: presented.failure.message } } : {};
+      context.output.result(json, { ...presented, uiUrl: link ?? null, ...error }, () => formatPass(pass));
       if (pass.status === 'failed') process.exitCode = 1;
     });
 
@@ -137,7 +151,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new Error(`invalid --limit ${options.limit}: 1..1000`);
       const { listPasses } = await passModules();
       const records = await listPasses(await context.openPool(), tenant, limit);
-      context.output.result(json, { passes: records }, () =>
+      context.output.result(json, { passes: records.map(presentPass) }, () =>
         records.length ? records.map(formatPass).join('\n') : `no passes yet for tenant ${tenant}`,
       );
     });
@@ -157,7 +171,7 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
         runCount: runIds.length,
         ...clusterOutcome({ ...cluster, candidate, runIds, successfulRunIds }, pass),
       }));
-      context.output.result(json, { ...pass, clusters }, () =>
+      context.output.result(json, { ...presentPass(pass), clusters }, () =>
         [
           formatPass(pass),
           ...clusters.map(
