@@ -1,7 +1,8 @@
 import { heartbeat } from '@temporalio/activity';
 import { clusterRunGoals, type ClusterPassResult } from '../src/clustering/cluster-pass.ts';
 import { clusterValue, type DisqualificationCode } from '../src/clustering/qualification.ts';
-import { carryPendingClusters, recordPassClusters, selectClustersToProcess } from '../src/synthesis/pass-repository.ts';
+import { loadClusterSummaries } from '../src/synthesis/cluster-portrait.ts';
+import { carryPendingClusters, listPassClusters, recordPassClusters, selectClustersToProcess } from '../src/synthesis/pass-repository.ts';
 import { settleUnchangedClusters } from '../src/synthesis/reconcile-cluster.ts';
 import { reconcileSettings } from './reconcile.ts';
 import type { ActivityDependencies } from './dependencies.ts';
@@ -56,6 +57,8 @@ export interface ClusterPassGoalsResult {
   carriedCount?: number;
   /** Qualifying clusters past the budget, left pending for the next pass. */
   pendingCount?: number;
+  /** Per key in `clusterKeys`: size, successes and typical goal, the cluster child's static summary in the UI. */
+  clusterSummaries?: Record<string, string>;
 }
 
 export type ClusterActivityDependencies = Pick<ActivityDependencies, 'pool' | 'config'>;
@@ -141,12 +144,19 @@ export const createClusterActivities = ({ pool, config }: ClusterActivityDepende
       const carriedCount = input.full ? 0 : await carryPendingClusters(pool, input.tenantId, input.passId);
       await settleUnchangedClusters({ db: pool, ...reconcileSettings({ config }) }, input, () => heartbeat({ stage: 'settling' }));
       const selected = await selectClustersToProcess(pool, input.tenantId, input.passId, config.synthesis.maxClustersPerPass);
+      const clusterSummaries = await loadClusterSummaries(
+        pool,
+        input.tenantId,
+        result.modelId,
+        await listPassClusters(pool, input.tenantId, input.passId, selected.clusterKeys),
+      );
       return {
         clusterCount: result.clusters.length,
         qualifyingCount: result.clusters.filter((goalCluster) => goalCluster.qualifies).length,
         clusterKeys: selected.clusterKeys,
         carriedCount,
         pendingCount: selected.waiting,
+        clusterSummaries,
       };
     },
   };

@@ -121,9 +121,11 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
     let stoppedBecause: string | null = null;
     // One cluster at a time: each reconciles against what the previous ones installed.
     for (const clusterKey of clustered.clusterKeys) {
+      const summary = clustered.clusterSummaries?.[clusterKey];
       const result = await executeChild(synthesizeCluster, {
         workflowId: `${passId}/cluster/${clusterKey}`,
         args: [{ tenantId, passId, clusterKey }],
+        ...(summary === undefined ? {} : { staticSummary: summary }),
       });
       progress.clustersDone += 1;
       if (result.decision === 'llm-unavailable') {

@@ -4,6 +4,7 @@ import type { QualificationThresholds } from '../clustering/qualification.ts';
 import { loadGoalEmbeddings } from '../embedding/goal-embedding-repository.ts';
 import { selectRunGoals, selectRunsForExtraction } from '../runs/run-repository.ts';
 import type { Queryable } from '../store/database.ts';
+import type { PassCluster } from './pass-record.ts';
 import { buildConsensusProcedure } from './consensus-procedure.ts';
 
 /**
@@ -142,4 +143,48 @@ export async function loadClusterPortraits(
     portraits.map((portrait) => portrait.typicalRunId),
   );
   return portraits.map((portrait) => ({ ...portrait, typicalGoal: goals.get(portrait.typicalRunId) ?? '' }));
+}
+
+/** A goal cut for a one-line summary, at a word boundary where there is one. */
+function clip(text: string, limit: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= limit) return flat;
+  const cut = flat.slice(0, limit - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${space > limit / 2 ? cut.slice(0, space) : cut}…`;
+}
+
+/**
+ * One line per cluster for the Temporal UI (the static summary of the pass's cluster child): its
+ * size, how many succeeded, and its typical goal (the medoid), e.g.
+ * `14 runs, 13 succeeded (93%): "Rotate the API key for the payments integration"`.
+ */
+export async function loadClusterSummaries(
+  db: Queryable,
+  tenantId: string,
+  modelId: string,
+  clusters: ReadonlyArray<Pick<PassCluster, 'clusterKey' | 'runIds' | 'size' | 'successful' | 'successRate'>>,
+): Promise<Record<string, string>> {
+  const runIds = [...new Set(clusters.flatMap((cluster) => cluster.runIds))];
+  if (runIds.length === 0) return {};
+  const [embeddings, goals] = await Promise.all([
+    loadGoalEmbeddings(db, tenantId, modelId, { runIds }),
+    selectRunGoals(db, tenantId, runIds),
+  ]);
+  const vectors = new Map(embeddings.runIds.map((runId, index) => [runId, embeddings.vectors[index]!]));
+  const summaries: Record<string, string> = {};
+  for (const cluster of clusters) {
+    const embedded = cluster.runIds.filter((runId) => vectors.has(runId));
+    const typical =
+      embedded.length > 0
+        ? medoidRunId(
+            embedded,
+            embedded.map((runId) => vectors.get(runId)!),
+          )
+        : cluster.runIds[0];
+    const goal = typical === undefined ? undefined : goals.get(typical);
+    summaries[cluster.clusterKey] =
+      `${cluster.size} runs, ${cluster.successful} succeeded (${percent(cluster.successRate)})` + (goal ? `: "${clip(goal, 120)}"` : '');
+  }
+  return summaries;
 }

@@ -185,10 +185,18 @@ export async function getPassCluster(db: Queryable, tenantId: string, passId: st
   return toCluster(rows[0]);
 }
 
-export async function listPassClusters(db: Queryable, tenantId: string, passId: string): Promise<PassCluster[]> {
+/** The pass's clusters (only `clusterKeys` when given), qualifying ones first by rank. */
+export async function listPassClusters(
+  db: Queryable,
+  tenantId: string,
+  passId: string,
+  clusterKeys?: readonly string[],
+): Promise<PassCluster[]> {
   const { rows } = await db.query<PassClusterRow>(
-    `SELECT ${CLUSTER_COLUMNS} FROM pass_clusters WHERE tenant_id = $1 AND pass_id = $2 ORDER BY qualifying DESC, rank NULLS LAST, cluster_key`,
-    [tenantId, passId],
+    `SELECT ${CLUSTER_COLUMNS} FROM pass_clusters
+      WHERE tenant_id = $1 AND pass_id = $2 AND ($3::text[] IS NULL OR cluster_key = ANY($3::text[]))
+      ORDER BY qualifying DESC, rank NULLS LAST, cluster_key`,
+    [tenantId, passId, clusterKeys ? [...clusterKeys] : null],
   );
   return rows.map(toCluster);
 }

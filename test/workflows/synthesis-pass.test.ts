@@ -119,6 +119,12 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
       return ids.length > 0 ? ids : undefined;
     });
     expect(listed).toEqual([handle.workflowId]);
+    // Each cluster child tells what it is in the UI's Relationships and Timeline tabs.
+    const [rotateCluster] = (await listPassClusters(database.pool, tenantId, handle.workflowId)).filter((cluster) =>
+      cluster.runIds.includes('rotate-1'),
+    );
+    const child = await harness.client.workflow.getHandle(`${handle.workflowId}/cluster/${rotateCluster!.clusterKey}`).describe();
+    expect(await child.staticSummary()).toMatch(/^3 runs, 3 succeeded \(100%\): "(Rotate|Please rotate)/);
   });
 
   it('recall precision: nothing below the recall threshold, nothing disabled', async () => {
