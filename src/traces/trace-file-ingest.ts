@@ -10,6 +10,7 @@ import {
   type SourceRecord,
 } from '../runs/jsonl-ingest.ts';
 import { parseRunReport } from '../runs/run-report.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
 import { jsonDepthExcess } from '../storable-text.ts';
 import { convertOtelTrace, readOtlpSpans, type OtelSpan } from './otel-genai.ts';
 import { convertTraceAs, MAX_TRACE_DEPTH } from './trace-document.ts';
@@ -28,8 +29,9 @@ import type { ConvertedRun, IngestFormat, RecordFormat, TraceConversion, TraceFo
 /** Trace files are converted in memory; a bigger one is refused before it is read. */
 export const MAX_TRACE_FILE_BYTES = 256 * 1024 * 1024;
 
-export class TraceFileTooLarge extends Error {
-  override readonly name = 'TraceFileTooLarge';
+/** A CLI input error (never reaches the API): its code is what `--json` prints. */
+export class TraceFileTooLarge extends SkillsmithError {
+  static override readonly code = 'TraceFileTooLarge';
 }
 
 export interface TraceIngestOptions extends IngestOptions {

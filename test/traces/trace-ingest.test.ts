@@ -1,11 +1,11 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatIngestError } from '../../src/runs/jsonl-ingest.ts';
 import { countRuns, findRun } from '../../src/runs/run-repository.ts';
-import { ingestTraceFile } from '../../src/traces/trace-file-ingest.ts';
+import { ingestTraceFile, MAX_TRACE_FILE_BYTES, TraceFileTooLarge } from '../../src/traces/trace-file-ingest.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 
@@ -106,6 +106,17 @@ describe('ingest --format (library)', () => {
     expect(result.errors.map((error) => formatIngestError(error))).toEqual([
       expect.stringMatching(/^line 1 \(openai\): completion chatcmpl-badname: toolCalls\[0\]\.tool: a tool name has no whitespace/),
     ]);
+  });
+
+  it('refuses a trace file over the in-memory limit before reading it, naming the limit', async () => {
+    const file = join(directory, 'huge-sparse.jsonl');
+    await writeFile(file, '');
+    await truncate(file, MAX_TRACE_FILE_BYTES + 1); // sparse: no disk written, nothing read
+    await expect(ingestTraceFile(database.pool, file, { format: 'otel', tenantId: 'huge' })).rejects.toThrow(
+      new TraceFileTooLarge(
+        `${file} is ${MAX_TRACE_FILE_BYTES + 1} bytes; a trace file is converted in memory and may be at most ${MAX_TRACE_FILE_BYTES} bytes (split it)`,
+      ),
+    );
   });
 });
 
