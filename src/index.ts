@@ -17,3 +17,12 @@ export {
 export { runReportSchema, parseRunReport, type RunReport } from './runs/run-report.ts';
 export type { PassProgress, SynthesisPassInput } from './synthesis/pass-contract.ts';
 export type { PassRecord, PassCounts } from './synthesis/pass-record.ts';
+export { convertTraceDocument, TraceNotConvertible } from './traces/trace-document.ts';
+export {
+  INGEST_FORMATS,
+  TRACE_FORMATS,
+  type IngestFormat,
+  type TraceFormat,
+  type ConvertedRun,
+  type TraceRefusal,
+} from './traces/trace-run.ts';

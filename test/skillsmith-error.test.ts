@@ -62,6 +62,7 @@ const CONTRACT_STATUSES: Record<string, number> = {
   EmbeddingModelUnavailable: 503,
   EmbeddingDimensionMismatch: 503,
   TenantMismatch: 403,
+  TraceNotConvertible: 422,
   RunReportInvalid: 400,
   RunReportTooLarge: 413,
   TemporalUnavailable: 503,

@@ -19,8 +19,12 @@ const BATCH_RUNS = 500;
 const BATCH_BYTES = 8 * 1024 * 1024;
 const CONFLICT_CHECK_BATCH = 1000;
 
-/** An ingest error: its line, the field path in the report (`toolCalls[3].tool`) or `(line)`, why, the refused value. */
-export type IngestLineError = JsonlLineError;
+/**
+ * An ingest error: its line, the field path in the report (`toolCalls[3].tool`) or `(line)`, why,
+ * the refused value; for a converted trace also the format it was read in and the record
+ * (`trace <id>`, `response <id>`) the line held.
+ */
+export type IngestLineError = JsonlLineError & { format?: string; record?: string };
 
 export interface IngestProgress {
   phase: 'validate' | 'ingest';
@@ -44,15 +48,32 @@ export interface IngestResult {
   inserted: number;
   unchanged: number;
   errors: IngestLineError[];
+  /** `--format` as given (`run-report` unless a trace format or `auto` was asked for). */
+  format?: string;
+  /** With a trace format or `auto`: how many records were read in each format (what `auto` chose). */
+  formats?: Record<string, number>;
 }
 
-type DecodedLine = { kind: 'blank' } | { kind: 'invalid'; errors: RunReportIssue[] } | { kind: 'report'; report: RunReport; bytes: number };
+type RecordIssue = RunReportIssue & { format?: string; record?: string };
 
-/** Decodes and validates one line; applies the --tenant rule. */
-function decodeLine(raw: RawLine, decoder: TextDecoder, tenantId: string | undefined): DecodedLine {
-  const line = decodeJsonLine(raw, decoder);
-  if (line.kind !== 'value') return line.kind === 'blank' ? line : { kind: 'invalid', errors: [{ path: '(line)', reason: line.reason }] };
-  const value = line.value;
+/** One record of a source: a blank line, an invalid record (every reason), or a valid report and its size. */
+export type SourceRecord = { line: number } & (
+  { kind: 'blank' } | { kind: 'invalid'; errors: RecordIssue[] } | { kind: 'report'; report: RunReport; bytes: number }
+);
+
+/**
+ * Where an ingest reads its records from: read once to validate, once more to ingest (so a JSONL
+ * file is streamed twice rather than held in memory).
+ */
+export interface ReportSource {
+  records(phase: IngestProgress['phase']): AsyncIterable<SourceRecord>;
+}
+
+/** Validates one decoded run report value; applies the --tenant rule. */
+export function decodeRunReportValue(
+  value: unknown,
+  tenantId: string | undefined,
+): { kind: 'invalid'; errors: RunReportIssue[] } | { kind: 'report'; report: RunReport } {
   if (tenantId !== undefined && value !== null && typeof value === 'object' && !Array.isArray(value)) {
     const record = value as Record<string, unknown>;
     if (record.tenantId === undefined) {
@@ -73,10 +94,37 @@ function decodeLine(raw: RawLine, decoder: TextDecoder, tenantId: string | undef
   }
   const parsed = parseRunReport(value);
   if (!parsed.success) return { kind: 'invalid', errors: parsed.issues };
-  return { kind: 'report', report: parsed.report, bytes: raw.length };
+  return { kind: 'report', report: parsed.report };
+}
+
+type DecodedLine = { kind: 'blank' } | { kind: 'invalid'; errors: RunReportIssue[] } | { kind: 'report'; report: RunReport; bytes: number };
+
+/** Decodes and validates one line; applies the --tenant rule. */
+function decodeLine(raw: RawLine, decoder: TextDecoder, tenantId: string | undefined): DecodedLine {
+  const line = decodeJsonLine(raw, decoder);
+  if (line.kind !== 'value') return line.kind === 'blank' ? line : { kind: 'invalid', errors: [{ path: '(line)', reason: line.reason }] };
+  const decoded = decodeRunReportValue(line.value, tenantId);
+  return decoded.kind === 'invalid' ? decoded : { ...decoded, bytes: raw.length };
+}
+
+/** The records of a JSONL file of run reports, one a line. */
+function jsonlReportSource(
+  file: string,
+  options: IngestOptions,
+  onBytes: (phase: IngestProgress['phase'], bytesRead: number) => void,
+): ReportSource {
+  return {
+    async *records(phase) {
+      const decoder = new TextDecoder('utf-8', { fatal: true });
+      for await (const raw of readRawLines(file, (bytesRead) => onBytes(phase, bytesRead))) {
+        yield { line: raw.number, ...decodeLine(raw, decoder, options.tenantId) };
+      }
+    },
+  };
 }
 
 interface PendingConflictCheck {
+  index: number;
   line: number;
   runId: string;
   contentSha256: string;
@@ -85,20 +133,33 @@ interface PendingConflictCheck {
 /** Runs the ingest of one file. Never throws for bad lines; throws for I/O and database failures. */
 export async function ingestJsonlFile(pool: pg.Pool, file: string, options: IngestOptions = {}): Promise<IngestResult> {
   const totalBytes = await requireReadableFile(file);
-  const report = (phase: IngestProgress['phase']) => (bytesRead: number) => options.onProgress?.({ phase, bytesRead, totalBytes });
+  const source = jsonlReportSource(file, options, (phase, bytesRead) => options.onProgress?.({ phase, bytesRead, totalBytes }));
+  return ingestReportSource(pool, file, source, options);
+}
 
+/**
+ * Ingests the records of a source, all or nothing unless `skipInvalid`: every record is
+ * validated first (the contract, duplicate runIds within the source, conflicts with runs already
+ * stored), then the valid ones are written in batches (one short transaction each).
+ */
+export async function ingestReportSource(
+  pool: pg.Pool,
+  file: string,
+  source: ReportSource,
+  options: IngestOptions = {},
+): Promise<IngestResult> {
   // Pass 1: validate everything.
-  const decoder = new TextDecoder('utf-8', { fatal: true });
   const errors: IngestLineError[] = [];
-  const invalidLines = new Set<number>();
+  // Records are told apart by their position in the source (a trace line can hold several runs).
+  const invalidRecords = new Set<number>();
   const firstLineOfRun = new Map<string, number>();
   const pendingChecks = new Map<string, PendingConflictCheck[]>();
   let lines = 0;
   let valid = 0;
 
-  const addErrors = (line: number, issues: readonly RunReportIssue[]) => {
-    if (!invalidLines.has(line)) {
-      invalidLines.add(line);
+  const addErrors = (index: number, line: number, issues: readonly RecordIssue[]) => {
+    if (!invalidRecords.has(index)) {
+      invalidRecords.add(index);
       valid -= 1;
     }
     for (const issue of issues) errors.push({ line, ...issue });
@@ -119,7 +180,7 @@ export async function ingestJsonlFile(pool: pg.Pool, file: string, options: Inge
     for (const check of pending) {
       const storedSha256 = stored.get(check.runId);
       if (storedSha256 !== undefined && storedSha256 !== check.contentSha256) {
-        addErrors(check.line, [
+        addErrors(check.index, check.line, [
           {
             path: 'runId',
             reason: 'RunConflict: this run was already ingested with different content; a reported run cannot change',
@@ -130,27 +191,28 @@ export async function ingestJsonlFile(pool: pg.Pool, file: string, options: Inge
     }
   };
 
-  for await (const raw of readRawLines(file, report('validate'))) {
-    lines = raw.number;
-    const decoded = decodeLine(raw, decoder, options.tenantId);
+  let index = -1;
+  for await (const decoded of source.records('validate')) {
+    index += 1;
+    lines = Math.max(lines, decoded.line);
     if (decoded.kind === 'blank') continue;
     valid += 1;
     if (decoded.kind === 'invalid') {
-      addErrors(raw.number, decoded.errors);
+      addErrors(index, decoded.line, decoded.errors);
       continue;
     }
     const { tenantId, runId } = decoded.report;
     const key = `${tenantId}\u0000${runId}`;
     const firstLine = firstLineOfRun.get(key);
     if (firstLine !== undefined) {
-      addErrors(raw.number, [
+      addErrors(index, decoded.line, [
         { path: 'runId', reason: `duplicates the runId of line ${firstLine} (a run appears once per file)`, value: quoteRefused(runId) },
       ]);
       continue;
     }
-    firstLineOfRun.set(key, raw.number);
+    firstLineOfRun.set(key, decoded.line);
     const pending = pendingChecks.get(tenantId) ?? [];
-    pending.push({ line: raw.number, runId, contentSha256: runReportSha256(decoded.report) });
+    pending.push({ index, line: decoded.line, runId, contentSha256: runReportSha256(decoded.report) });
     pendingChecks.set(tenantId, pending);
     if (pending.length >= CONFLICT_CHECK_BATCH) await checkConflicts(tenantId);
   }
@@ -158,8 +220,8 @@ export async function ingestJsonlFile(pool: pg.Pool, file: string, options: Inge
   firstLineOfRun.clear();
   errors.sort((left, right) => left.line - right.line);
 
-  const result: IngestResult = { file, lines, valid, invalid: invalidLines.size, inserted: 0, unchanged: 0, errors };
-  if (invalidLines.size > 0 && !options.skipInvalid) return result;
+  const result: IngestResult = { file, lines, valid, invalid: invalidRecords.size, inserted: 0, unchanged: 0, errors };
+  if (invalidRecords.size > 0 && !options.skipInvalid) return result;
   if (valid === 0) return result;
 
   // Pass 2: ingest the valid lines, batch by batch.
@@ -176,13 +238,14 @@ export async function ingestJsonlFile(pool: pg.Pool, file: string, options: Inge
     batchRuns = 0;
     batchBytes = 0;
   };
-  for await (const raw of readRawLines(file, report('ingest'))) {
-    if (invalidLines.has(raw.number)) continue;
-    const decoded = decodeLine(raw, decoder, options.tenantId);
+  index = -1;
+  for await (const decoded of source.records('ingest')) {
+    index += 1;
+    if (invalidRecords.has(index)) continue;
     if (decoded.kind === 'blank') continue;
     if (decoded.kind === 'invalid') {
       // The file changed between the passes; refuse rather than guess.
-      throw new Error(`${file} changed while it was being ingested (line ${raw.number} is no longer valid)`);
+      throw new Error(`${file} changed while it was being ingested (line ${decoded.line} is no longer valid)`);
     }
     const reports = batches.get(decoded.report.tenantId) ?? [];
     reports.push(decoded.report);
@@ -195,5 +258,13 @@ export async function ingestJsonlFile(pool: pg.Pool, file: string, options: Inge
   return result;
 }
 
-/** `line N: <field path>: <reason> (refused value <value>)`, the form the CLI prints. */
-export const formatIngestError = formatJsonlLineError;
+/**
+ * `line N: <field path>: <reason> (refused value <value>)`, the form the CLI prints; a converted
+ * trace's error also names its format and record: `line N (otel): trace <id>: <reason>`.
+ */
+export function formatIngestError({ format, record, ...error }: IngestLineError): string {
+  const text = formatJsonlLineError(error);
+  const prefix = `line ${error.line}`;
+  const named = `${prefix}${format === undefined ? '' : ` (${format})`}${record === undefined || record === error.path ? '' : `: ${record}`}`;
+  return `${named}${text.slice(prefix.length)}`;
+}

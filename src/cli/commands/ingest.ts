@@ -1,27 +1,44 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { IngestResult } from '../../runs/jsonl-ingest.ts';
+import { INGEST_FORMATS, type IngestFormat } from '../../traces/trace-run.ts';
 import { createProgressReporter } from '../progress-reporter.ts';
 import type { CliContext } from '../context.ts';
 
 /**
- * `skillsmith ingest FILE.jsonl [--tenant T] [--skip-invalid] [--json]`
+ * `skillsmith ingest FILE [--format auto|run-report|openai|anthropic|otel] [--agent ID] [--tenant T] [--skip-invalid] [--json]`
  *
- * Validates every line first; with any invalid line and no --skip-invalid nothing is ingested,
- * every error is listed (`line N: <field path>: <reason>`) and the exit code is 1.
- * --json prints `{ file, lines, valid, invalid, inserted, unchanged, errors: [{ line, path, reason }] }`.
+ * Validates every record first; with any invalid one and no --skip-invalid nothing is ingested,
+ * every error is listed (`line N: <field path>: <reason>`; a converted trace's also names its
+ * format and record) and the exit code is 1. --json prints `{ file, lines, valid, invalid,
+ * inserted, unchanged, errors: [{ line, path, reason, value?, format?, record? }], format,
+ * formats? }` — `formats` counting the records read in each format (what `auto` chose).
  */
 export function registerIngestCommands(program: Command, context: CliContext): void {
   program
     .command('ingest')
-    .description('import run reports from a JSONL file (one run report per line); validates every line first')
-    .argument('<file>', 'a JSONL file of run reports')
-    .option('--skip-invalid', 'ingest the valid lines and report the invalid ones', false)
+    .description(
+      'import runs from a file: run reports (JSONL, the default), or agent traces converted to run reports — OpenAI Chat Completions / Responses transcripts, Anthropic Messages, OTLP JSON GenAI spans; validates every record first',
+    )
+    .argument('<file>', 'a JSONL file (one record a line), or for a trace format also one JSON document')
+    .addOption(
+      new Option('--format <format>', 'what the file holds; auto detects it record by record')
+        .choices(INGEST_FORMATS)
+        .default('run-report'),
+    )
+    .option('--agent <agentId>', "the agentId of converted traces (default: the trace's agent name, else the format's name)")
+    .option('--skip-invalid', 'ingest the valid records and report the invalid ones', false)
+    .addHelpText(
+      'after',
+      '\nExample (a file of Anthropic Messages transcripts):\n  skillsmith ingest transcripts.jsonl --format anthropic --agent support-bot --tenant acme\n',
+    )
     .action(async (file: string, _options: unknown, command: Command) => {
-      const { tenant, json, quiet, skipInvalid } = command.optsWithGlobals<{
+      const { tenant, json, quiet, skipInvalid, format, agent } = command.optsWithGlobals<{
         tenant: string;
         json: boolean;
         quiet: boolean;
         skipInvalid: boolean;
+        format: IngestFormat;
+        agent?: string;
       }>();
       // An explicit --tenant places lines without tenantId and must match lines that have one;
       // without it each line keeps its own tenantId (default "default").
@@ -35,14 +52,20 @@ export function registerIngestCommands(program: Command, context: CliContext): v
       const pool = await context.openPool();
       const progress = createProgressReporter({ quiet });
       const kibibytes = (bytes: number) => Math.round(bytes / 1024);
+      const options = {
+        ...(explicitTenant === undefined ? {} : { tenantId: explicitTenant }),
+        skipInvalid,
+        onProgress: ({ phase, bytesRead, totalBytes }: { phase: 'validate' | 'ingest'; bytesRead: number; totalBytes: number }) =>
+          progress.update(phase === 'validate' ? 'validating' : 'ingesting', kibibytes(bytesRead), kibibytes(totalBytes), 'KiB'),
+      };
       let result: IngestResult;
       try {
-        result = await ingestJsonlFile(pool, file, {
-          ...(explicitTenant === undefined ? {} : { tenantId: explicitTenant }),
-          skipInvalid,
-          onProgress: ({ phase, bytesRead, totalBytes }) =>
-            progress.update(phase === 'validate' ? 'validating' : 'ingesting', kibibytes(bytesRead), kibibytes(totalBytes), 'KiB'),
-        });
+        if (format === 'run-report') {
+          result = await ingestJsonlFile(pool, file, options);
+        } else {
+          const { ingestTraceFile } = await import('../../traces/trace-file-ingest.ts');
+          result = await ingestTraceFile(pool, file, { ...options, format, ...(agent === undefined ? {} : { agentId: agent }) });
+        }
       } finally {
         progress.stop();
       }
@@ -53,10 +76,16 @@ export function registerIngestCommands(program: Command, context: CliContext): v
     });
 }
 
+function formatsRead(result: IngestResult): string {
+  if (result.formats === undefined) return '';
+  const read = Object.entries(result.formats).map(([format, count]) => `${format} ${count}`);
+  return ` (${result.format === 'auto' ? 'auto-detected: ' : 'read as '}${read.length > 0 ? read.join(', ') : 'nothing'})`;
+}
+
 function describe(result: IngestResult, refused: boolean): string {
   if (refused) {
-    return `${result.file}: ${result.invalid} of ${result.valid + result.invalid} runs invalid; nothing ingested (fix them, or pass --skip-invalid)`;
+    return `${result.file}: ${result.invalid} of ${result.valid + result.invalid} runs invalid; nothing ingested (fix them, or pass --skip-invalid)${formatsRead(result)}`;
   }
   const skipped = result.invalid > 0 ? `, ${result.invalid} invalid skipped` : '';
-  return `${result.file}: ${result.inserted} runs ingested, ${result.unchanged} unchanged${skipped}`;
+  return `${result.file}: ${result.inserted} runs ingested, ${result.unchanged} unchanged${skipped}${formatsRead(result)}`;
 }
