@@ -31,6 +31,7 @@ const environmentSchema = z
     SKILLSMITH_TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
     SKILLSMITH_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
     SKILLSMITH_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(5433),
+    SKILLSMITH_EMBEDDED_DATABASE: z.enum(['native', 'pglite']).optional(),
     SKILLSMITH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     SKILLSMITH_SKILL_LICENSE: z.string().min(1).default('Apache-2.0'),
 
@@ -149,6 +150,8 @@ export interface Config {
     uiPort: number;
   };
   postgresPort: number;
+  /** The stack's own database when DATABASE_URL is unset: native PostgreSQL (default where a wheel is pinned) or PGlite; unset = native, else PGlite. */
+  embeddedDatabase: 'native' | 'pglite' | undefined;
   logLevel: z.infer<typeof environmentSchema>['SKILLSMITH_LOG_LEVEL'];
   skillLicense: string;
   embedding: {
@@ -261,6 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uiPort: e.SKILLSMITH_TEMPORAL_UI_PORT,
     },
     postgresPort: e.SKILLSMITH_POSTGRES_PORT,
+    embeddedDatabase: e.SKILLSMITH_EMBEDDED_DATABASE,
     logLevel: e.SKILLSMITH_LOG_LEVEL,
     skillLicense: e.SKILLSMITH_SKILL_LICENSE,
     embedding: {

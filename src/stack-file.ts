@@ -12,6 +12,8 @@ export const stackFileSchema = z.object({
   taskQueue: z.string(),
   databaseUrl: z.string(),
   embeddedDatabase: z.boolean(),
+  /** Which database the stack runs: its own native PostgreSQL, its own PGlite, or DATABASE_URL's. */
+  database: z.enum(['native', 'pglite', 'external']).optional(),
   apiUrl: z.string().optional(),
 });
 
@@ -21,7 +23,8 @@ export const stackFilePath = (home: string) => resolve(home, 'stack.json');
 
 export async function writeStackFile(home: string, stack: StackFile): Promise<void> {
   await mkdir(home, { recursive: true });
-  await writeFile(stackFilePath(home), `${JSON.stringify(stack, null, 2)}\n`);
+  // Owner-only: it holds the database URL with its password.
+  await writeFile(stackFilePath(home), `${JSON.stringify(stack, null, 2)}\n`, { mode: 0o600 });
 }
 
 export async function removeStackFile(home: string): Promise<void> {

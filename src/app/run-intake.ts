@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import { RUNS_STORED_SIGNAL } from '../client/intake-contract.ts';
 import { admitRunReport, signalIntake } from '../client/run-intake-client.ts';
@@ -8,21 +8,10 @@ import type { Logger } from '../logger.ts';
 import type { RunReport } from '../runs/run-report.ts';
 import { createGroupedRunWriter } from '../runs/grouped-run-writer.ts';
 import { createCoalescedIntakeSignal } from './coalesced-intake-signal.ts';
+import { createLazyTemporalClient } from './temporal-client.ts';
 
 /** Takes a run report in: validates it, refuses oversized ones, stores it, then tells the intake. */
 export type ReportRunFunction = (report: unknown) => Promise<{ workflowId: string; report: RunReport }>;
-
-/** Connects once, on first use; a failure is not remembered, so a fixed cause heals without a restart. */
-function lazily<T>(load: () => Promise<T>): () => Promise<T> {
-  let loading: Promise<T> | undefined;
-  return () => {
-    loading ??= load().catch((error: unknown) => {
-      loading = undefined;
-      throw error;
-    });
-    return loading;
-  };
-}
 
 export interface RunIntakeDependencies {
   config: Config;
@@ -30,6 +19,8 @@ export interface RunIntakeDependencies {
   logger: Logger;
   /** TEMPORAL_ADDRESS or the running stack's; config's when not given. */
   temporalAddress: string | undefined;
+  /** A client shared with the rest of the process; one of its own (on `temporalAddress`) when not given. */
+  temporal?: () => Promise<Client>;
 }
 
 /**
@@ -43,17 +34,8 @@ export interface RunIntakeDependencies {
  * sender reports again, which changes nothing stored and signals again.
  * The Temporal connection opens on first use, so whatever holds it starts without Temporal.
  */
-export function createRunIntake({ config, pool, logger, temporalAddress }: RunIntakeDependencies): ReportRunFunction {
-  const temporal = lazily<Client>(async () => {
-    const address = temporalAddress ?? config.temporal.address;
-    if (!address)
-      throw new TemporalUnavailable('no Temporal for the run intake: set TEMPORAL_ADDRESS, or run the API inside `skillsmith up`');
-    try {
-      return new Client({ connection: await Connection.connect({ address, connectTimeout: 5_000 }), namespace: config.temporal.namespace });
-    } catch (error) {
-      throw new TemporalUnavailable(`Temporal at ${address} does not answer: ${(error as Error).message}`);
-    }
-  });
+export function createRunIntake({ config, pool, logger, temporalAddress, temporal: shared }: RunIntakeDependencies): ReportRunFunction {
+  const temporal = shared ?? createLazyTemporalClient(config, temporalAddress);
   const storeRun = createGroupedRunWriter(pool);
   const signalStored = createCoalescedIntakeSignal(async (intake, runIds) =>
     signalIntake(await temporal(), intake, { name: RUNS_STORED_SIGNAL, arg: { runIds } }, { taskQueue: config.temporal.taskQueue }),

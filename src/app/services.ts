@@ -13,7 +13,9 @@ import { createAgentSpecRepository, type AgentSpecRepository } from '../sessions
 import { createSkillRepository, type SkillRepository } from '../store/skill-repository.ts';
 import { createConfiguredDistiller } from '../synthesis/distiller-choice.ts';
 import type { Distiller } from '../synthesis/distiller.ts';
+import { createReadiness, type Readiness } from './readiness.ts';
 import { createRunIntake, type ReportRunFunction } from './run-intake.ts';
+import { createLazyTemporalClient } from './temporal-client.ts';
 
 /**
  * The application services over one pool — what the worker's activities, the HTTP API and the
@@ -38,6 +40,8 @@ export interface Services {
   recallUsage: RecallUsage;
   /** The run intake; Temporal is connected on first use. */
   reportRun: ReportRunFunction;
+  /** /readyz and `skillsmith status`: the database, Temporal and a worker on the task queue. */
+  readiness: () => Promise<Readiness>;
   /** The configured distiller; throws LlmNotConfigured when the LLM is chosen but not configured. */
   distiller(): Distiller;
   /** The reviewer's LLM; throws LlmNotConfigured when none is configured. */
@@ -61,6 +65,7 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
   const embedder = () => createEmbedder(config.embedding);
   const recallUsage = createRecallUsage(pool, { onError: (error) => options.logger.warn({ err: error }, 'recording recall use failed') });
   const rollout = createConfiguredRolloutGate(pool, config);
+  const temporal = createLazyTemporalClient(config, options.temporalAddress);
   return {
     pool,
     config,
@@ -80,7 +85,8 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
     recall: async (tenantId, request) =>
       recallSkill({ pool, embedder: await embedder(), threshold: config.recall.threshold, usage: recallUsage }, tenantId, request),
     recallUsage,
-    reportRun: createRunIntake({ config, pool, logger: options.logger, temporalAddress: options.temporalAddress }),
+    reportRun: createRunIntake({ config, pool, logger: options.logger, temporalAddress: options.temporalAddress, temporal }),
+    readiness: createReadiness({ pool, temporal, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue }),
     distiller: () => createConfiguredDistiller(config),
     reviewer: () => createConfiguredChatClient(config, 'SKILLSMITH_REVIEW_ENABLED=true'),
   };

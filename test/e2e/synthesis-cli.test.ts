@@ -1,9 +1,7 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../src/infra/temporal-dev-server.ts';
 import { generateRuns } from '../../src/runs/trace-generator.ts';
+import { createStackHome, type StackHome } from '../support/stack-home.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import {
@@ -153,19 +151,19 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
 });
 
 describe('skillsmith demo on a fresh home', () => {
-  let home: string;
+  let stackHome: StackHome;
   beforeAll(async () => {
-    home = await mkdtemp(join(tmpdir(), 'skillsmith-demo-'));
-  });
+    stackHome = await createStackHome();
+  }, 180_000);
   afterAll(async () => {
-    await rm(home, { recursive: true, force: true });
+    await stackHome?.remove();
   });
 
   it('ingests the bundled runs, installs skills, recalls, and names what it substituted', async () => {
     const run = await runSkillsmith(
       ['demo', '--json'],
       {
-        SKILLSMITH_HOME: home,
+        SKILLSMITH_HOME: stackHome.home,
         SKILLSMITH_MODEL_DIR: testModelDir,
         TEMPORAL_ADDRESS: inject('temporalAddress'),
         TEMPORAL_TASK_QUEUE: `demo-${Date.now()}`,

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { CliContext } from '../context.ts';
+import { exitIfShutdownOverruns } from '../shutdown.ts';
 
 /** `skillsmith api`: the HTTP API in the foreground until SIGINT/SIGTERM. */
 export function registerApiCommands(program: Command, context: CliContext): void {
@@ -23,6 +24,7 @@ export function registerApiCommands(program: Command, context: CliContext): void
           process.once('SIGINT', done);
           process.once('SIGTERM', done);
         });
+        exitIfShutdownOverruns(logger);
       } finally {
         await api.close();
       }

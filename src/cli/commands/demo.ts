@@ -8,6 +8,7 @@ import type { RecalledSkill } from '../../recall/recall.ts';
 import { defaultRecallThreshold } from '../../recall/recall-threshold.ts';
 import { generateRuns } from '../../runs/trace-generator.ts';
 import type { CliContext } from '../context.ts';
+import { exitIfShutdownOverruns } from '../shutdown.ts';
 import { formatPass, watchPass, workflowUiLink } from './synthesis.ts';
 
 /** The bundled sample runs: `generateRuns({ seed: SAMPLE_SEED, runs: 200 })`, committed as JSONL. */
@@ -88,7 +89,11 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
     .description(
       'the main job on the embedded stack: ingest the bundled sample runs, run a synthesis pass, show the learned skills and recalls for new goals',
     )
-    .option('--keep-running', 'keep the stack and its Temporal Web UI up afterwards, until Ctrl-C', false)
+    .option(
+      '--keep-running',
+      'leave the same stack as `up` running afterwards (Temporal Web UI, HTTP API, stack file) until Ctrl-C or `skillsmith down`',
+      false,
+    )
     .action(async (options: { keepRunning: boolean }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
       const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -111,14 +116,17 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
         import('../../runs/jsonl-ingest.ts'),
         import('../../store/database.ts'),
       ]);
-      const { startLocalStack } = await import('../local-stack.ts');
+      const { startLocalStack, serveStack } = await import('../local-stack.ts');
       const stack = await startLocalStack(context, config);
+      let served: Awaited<ReturnType<typeof serveStack>> | undefined;
       const pool = createPool(stack.databaseUrl);
       const services = createServices(config, pool, { logger: context.logger });
       const connection = await Connection.connect({ address: stack.temporalAddress });
       try {
         if (!json)
-          say(`stack up: Temporal ${stack.temporalAddress}, Postgres ${stack.embeddedDatabase ? '(embedded)' : stack.databaseUrl}`);
+          say(
+            `stack up: Temporal ${stack.temporalAddress}, Postgres ${stack.database === 'external' ? stack.databaseUrl : `(${stack.database}, under ${config.home})`}`,
+          );
         const ingest = await ingestJsonlFile(pool, SAMPLE_RUNS_FILE, { tenantId: tenant });
         if (!json) say(`ingested the sample: ${ingest.inserted} new runs, ${ingest.unchanged} already there`);
 
@@ -192,13 +200,16 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
         );
         if (pass.status === 'failed') process.exitCode = 1;
         if (options.keepRunning) {
-          say('the stack stays up; Ctrl-C stops it');
-          await new Promise<void>((done) => {
-            process.once('SIGINT', done);
-            process.once('SIGTERM', done);
-          });
+          // The same stack as `up`: the API (with the demo's model, so recall matches its skills) and the stack file.
+          served = await serveStack(context, stack, config);
+          say(
+            `the stack stays up: HTTP API ${served.record.apiUrl}; \`skillsmith status\` checks it, Ctrl-C or \`skillsmith down\` stops it`,
+          );
+          await served.untilStopped();
+          exitIfShutdownOverruns(context.logger);
         }
       } finally {
+        await served?.close();
         await connection.close();
         // The recalls' last_used_at hints are written before the pool closes.
         await services.recallUsage.flush();

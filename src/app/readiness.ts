@@ -1,0 +1,99 @@
+import type { Client } from '@temporalio/client';
+import type pg from 'pg';
+
+/** One dependency the stack needs to serve: the database, Temporal, a worker on the task queue. */
+export interface ReadinessCheck {
+  name: 'database' | 'temporal' | 'worker';
+  ok: boolean;
+  detail: string;
+}
+
+export interface Readiness {
+  ready: boolean;
+  checks: ReadinessCheck[];
+}
+
+export interface ReadinessDependencies {
+  pool: pg.Pool;
+  temporal: () => Promise<Client>;
+  namespace: string;
+  taskQueue: string;
+  /** Each check's own bound, so a hung dependency answers "not ready" instead of hanging the probe. */
+  timeoutMs?: number;
+  /** A poller seen longer ago than this no longer counts as a worker (Temporal keeps pollers listed for minutes). */
+  pollerFreshnessMs?: number;
+}
+
+const WORKFLOW_TASK_QUEUE = 1; // temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
+const NORMAL_KIND = 1; // temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL
+
+function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} did not answer within ${timeoutMs} ms`)), timeoutMs);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+const reason = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
+
+/**
+ * What /readyz and `skillsmith status` report: the database answers `SELECT 1`, Temporal answers
+ * for the namespace, and a worker has polled the task queue recently — each with why not.
+ */
+export function createReadiness(dependencies: ReadinessDependencies): () => Promise<Readiness> {
+  const timeoutMs = dependencies.timeoutMs ?? 3_000;
+  const freshnessMs = dependencies.pollerFreshnessMs ?? 70_000;
+  const database = async (): Promise<ReadinessCheck> => {
+    try {
+      await within(dependencies.pool.query('SELECT 1'), timeoutMs, 'the database');
+      return { name: 'database', ok: true, detail: 'SELECT 1 answered' };
+    } catch (error) {
+      return { name: 'database', ok: false, detail: reason(error) };
+    }
+  };
+  const temporalAndWorker = async (): Promise<ReadinessCheck[]> => {
+    const { namespace, taskQueue } = dependencies;
+    let client: Client;
+    try {
+      client = await within(dependencies.temporal(), timeoutMs, 'Temporal');
+      await within(client.workflowService.describeNamespace({ namespace }), timeoutMs, 'Temporal');
+    } catch (error) {
+      return [
+        { name: 'temporal', ok: false, detail: reason(error) },
+        { name: 'worker', ok: false, detail: 'unknown: Temporal does not answer' },
+      ];
+    }
+    const temporal: ReadinessCheck = { name: 'temporal', ok: true, detail: `namespace ${namespace} answered` };
+    try {
+      const { pollers } = await within(
+        client.workflowService.describeTaskQueue({
+          namespace,
+          taskQueue: { name: taskQueue, kind: NORMAL_KIND },
+          taskQueueType: WORKFLOW_TASK_QUEUE,
+        }),
+        timeoutMs,
+        'Temporal',
+      );
+      const now = Date.now();
+      const fresh = (pollers ?? []).filter((poller) => {
+        const seconds = Number(poller.lastAccessTime?.seconds ?? 0);
+        return now - seconds * 1000 <= freshnessMs;
+      });
+      return [
+        temporal,
+        fresh.length > 0
+          ? { name: 'worker', ok: true, detail: `${fresh.length} poller(s) on task queue ${taskQueue}` }
+          : { name: 'worker', ok: false, detail: `no worker has polled task queue ${taskQueue} in the last ${freshnessMs / 1000} s` },
+      ];
+    } catch (error) {
+      return [temporal, { name: 'worker', ok: false, detail: reason(error) }];
+    }
+  };
+  return async () => {
+    const checks = (await Promise.all([database(), temporalAndWorker()])).flat();
+    return { ready: checks.every((check) => check.ok), checks };
+  };
+}

@@ -1,0 +1,31 @@
+import { Client, Connection } from '@temporalio/client';
+import { TemporalUnavailable } from '../client/temporal-unavailable.ts';
+import type { Config } from '../config.ts';
+
+/** Connects once, on first use; a failure is not remembered, so a fixed cause heals without a restart. */
+export function lazily<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () => {
+    loading ??= load().catch((error: unknown) => {
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
+}
+
+/**
+ * One Temporal client per process for what the API needs of Temporal (the run intake, the
+ * readiness check), connected on first use, so the API starts — and answers /healthz — without it.
+ */
+export function createLazyTemporalClient(config: Config, temporalAddress: string | undefined): () => Promise<Client> {
+  return lazily<Client>(async () => {
+    const address = temporalAddress ?? config.temporal.address;
+    if (!address) throw new TemporalUnavailable('no Temporal: set TEMPORAL_ADDRESS, or run the API inside `skillsmith up`');
+    try {
+      return new Client({ connection: await Connection.connect({ address, connectTimeout: 5_000 }), namespace: config.temporal.namespace });
+    } catch (error) {
+      throw new TemporalUnavailable(`Temporal at ${address} does not answer: ${(error as Error).message}`);
+    }
+  });
+}

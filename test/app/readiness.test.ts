@@ -1,0 +1,69 @@
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createReadiness } from '../../src/app/readiness.ts';
+import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+
+/** What /readyz and `skillsmith status` answer when a dependency is missing: not ready, naming which and why. */
+describe('readiness', () => {
+  let database: TestDatabase;
+  let connection: Connection;
+  let client: Client;
+
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    connection = await Connection.connect({ address: inject('temporalAddress') });
+    client = new Client({ connection, namespace: 'default' });
+  });
+  afterAll(async () => {
+    await connection?.close();
+    await database?.close();
+  });
+
+  it('is not ready while no worker polls the task queue, though the database and Temporal answer', async () => {
+    const readiness = await createReadiness({
+      pool: database.pool,
+      temporal: async () => client,
+      namespace: 'default',
+      taskQueue: `nobody-polls-${Date.now()}`,
+    })();
+    expect(readiness.ready).toBe(false);
+    expect(readiness.checks).toEqual([
+      { name: 'database', ok: true, detail: 'SELECT 1 answered' },
+      { name: 'temporal', ok: true, detail: 'namespace default answered' },
+      { name: 'worker', ok: false, detail: expect.stringMatching(/^no worker has polled task queue nobody-polls-/) },
+    ]);
+  });
+
+  it('names an unreachable Temporal and an unknown namespace', async () => {
+    const unreachable = await createReadiness({
+      pool: database.pool,
+      temporal: () => Promise.reject(new Error('Temporal at 127.0.0.1:1 does not answer')),
+      namespace: 'default',
+      taskQueue: 'skillsmith',
+    })();
+    expect(unreachable.checks.slice(1)).toEqual([
+      { name: 'temporal', ok: false, detail: 'Temporal at 127.0.0.1:1 does not answer' },
+      { name: 'worker', ok: false, detail: 'unknown: Temporal does not answer' },
+    ]);
+    const unknown = await createReadiness({
+      pool: database.pool,
+      temporal: async () => client,
+      namespace: 'no-such-namespace',
+      taskQueue: 'skillsmith',
+    })();
+    expect(unknown.checks[1]).toMatchObject({ name: 'temporal', ok: false, detail: expect.stringMatching(/no-such-namespace/) });
+  });
+
+  it('names a database that does not answer', async () => {
+    const gone = await openTestDatabase();
+    await gone.close();
+    const readiness = await createReadiness({
+      pool: gone.pool,
+      temporal: async () => client,
+      namespace: 'default',
+      taskQueue: 'skillsmith',
+    })();
+    expect(readiness.ready).toBe(false);
+    expect(readiness.checks[0]).toMatchObject({ name: 'database', ok: false });
+  });
+});
