@@ -47,7 +47,7 @@ describe('HTTP API: refusals before anything is written', () => {
   it('answers /healthz without a token and serves an OpenAPI document built from the route schemas', async () => {
     const health = await inject({ method: 'GET', url: '/healthz' });
     expect(health.statusCode).toBe(200);
-    expect(health.json()).toEqual({ status: 'ok' });
+    expect(health.json()).toEqual({ status: 'ok', database: 'ok' });
     const document = (await inject({ method: 'GET', url: '/openapi.json' })).json<{
       openapi: string;
       paths: Record<string, Record<string, { requestBody?: unknown; security?: unknown }>>;

@@ -1,6 +1,10 @@
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { pino } from 'pino';
+import { buildApiServer } from '../../src/api/server.ts';
 import { createReadiness } from '../../src/app/readiness.ts';
+import { createServices } from '../../src/app/services.ts';
+import { loadConfig } from '../../src/config.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 
 /** What /readyz and `skillsmith status` answer when a dependency is missing: not ready, naming which and why. */
@@ -65,5 +69,15 @@ describe('readiness', () => {
     })();
     expect(readiness.ready).toBe(false);
     expect(readiness.checks[0]).toMatchObject({ name: 'database', ok: false });
+    // Liveness stays 200 (an orchestrator must not restart a live process for its database) and says so.
+    const app = await buildApiServer({ ...createServices(loadConfig({}), gone.pool, { logger: pino({ level: 'silent' }) }), tokens: [] });
+    try {
+      const health = await app.inject({ method: 'GET', url: '/healthz' });
+      expect(health.statusCode).toBe(200);
+      expect(health.json()).toEqual({ status: 'ok', database: 'unavailable' });
+      expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(503);
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -4,22 +4,36 @@ import type { RoutePlugin } from '../route-plugin.ts';
 const checkSchema = z.object({ name: z.enum(['database', 'temporal', 'worker']), ok: z.boolean(), detail: z.string() });
 const readinessSchema = z.object({ status: z.enum(['ready', 'not_ready']), checks: z.array(checkSchema) });
 
+/** How long /healthz waits for the database before it says `unavailable`. */
+const HEALTH_DATABASE_WAIT_MS = 1_000;
+
 /**
- * GET /healthz — public liveness: the process answers (nothing else is touched, so a slow
- * database never makes an orchestrator restart a live process).
+ * GET /healthz — public liveness: 200 whenever the process answers, so a slow or absent database
+ * never makes an orchestrator restart a live process. `database` still says whether it answered
+ * SELECT 1 within a second (the field this route always had), without failing the route.
  * GET /readyz — public readiness: the database answers SELECT 1, Temporal answers for the
  * namespace, and a worker polls the task queue; 503 with the failing check's reason otherwise.
  */
-export const healthRoutes: RoutePlugin = async (app, { services: { readiness } }) => {
+export const healthRoutes: RoutePlugin = async (app, { services: { readiness, pool } }) => {
   app.get(
     '/healthz',
     {
       schema: {
-        summary: 'liveness: the process answers',
-        response: { 200: z.object({ status: z.literal('ok') }) },
+        summary: 'liveness: the process answers (and whether the database did)',
+        response: { 200: z.object({ status: z.literal('ok'), database: z.enum(['ok', 'unavailable']) }) },
       },
     },
-    async () => ({ status: 'ok' as const }),
+    async () => {
+      let timer: NodeJS.Timeout | undefined;
+      const database = await Promise.race([
+        pool.query('SELECT 1').then(
+          () => 'ok' as const,
+          () => 'unavailable' as const,
+        ),
+        new Promise<'unavailable'>((resolve) => (timer = setTimeout(() => resolve('unavailable'), HEALTH_DATABASE_WAIT_MS))),
+      ]).finally(() => clearTimeout(timer));
+      return { status: 'ok' as const, database };
+    },
   );
   app.get(
     '/readyz',
