@@ -48,7 +48,7 @@ const CONTRACT_STATUSES: Record<string, number> = {
   SkillMemberNotFound: 404,
   SkillPackagePathEscape: 400,
   SkillRefInvalid: 400,
-  SkillNotInCatalog: 422,
+  SkillNotInCatalog: 404,
   SkillRefsUnresolved: 422,
   DuplicateSkillName: 422,
   SkillMemberNotText: 422,

@@ -50,7 +50,8 @@ export class SessionNotFound extends SkillsmithError {
 /** skill.load named something the session's pinned catalog does not hold; lists the catalog. */
 export class SkillNotInCatalog extends SkillsmithError {
   static override readonly code = 'SkillNotInCatalog';
-  static override readonly httpStatus = 422;
+  // The documented status of an unknown skill: the session has no such skill to load.
+  static override readonly httpStatus = 404;
   readonly skillName: string;
   readonly catalog: string[];
   constructor(skillName: string, catalog: string[]) {

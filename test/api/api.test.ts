@@ -233,7 +233,7 @@ describe('HTTP API: sessions', () => {
     const mcp = await inject({ method: 'POST', url, headers: bearer(full), payload: { name: 'wiki/lookup' } });
     expect(mcp.json()).toMatchObject({ content: 'Search the wiki for {term}.', revision: 0, trust: 'external_untrusted' });
     const unknown = await inject({ method: 'POST', url, headers: bearer(full), payload: { name: 'not-there' } });
-    expect(unknown.statusCode).toBe(422);
+    expect(unknown.statusCode).toBe(404);
     expect(unknown.json().error).toMatchObject({
       code: 'SkillNotInCatalog',
       details: { catalog: ['deploy-service', 'triage-incident', 'wiki/lookup'] },
