@@ -7,8 +7,10 @@ import { toolSequenceSimilarity } from '../procedures/tool-sequence.ts';
  * never by the wording of a description — becomes
  * - UPDATE (a new revision of the same skill, with the runs it had not counted yet) or NOOP
  *   (nothing new) when it is the same procedure: the same sequence of successful calls, whatever
- *   its goals read like; one that differs only by steps the cluster's own successful runs
- *   show to be optional (some took them, some did not); or one that differs by an optional step
+ *   its goals read like; one that differs only by steps the cluster's own successful runs, or
+ *   the runs the procedure counted, show to be optional (some took them, some did not — a split
+ *   cluster that happens to hold only runs without the step still meets a record showing both);
+ *   or one that differs by an optional step
  *   (≥ 0.8) for the same kind of goal. Identical procedures never fork a second live skill.
  * - SUPERSEDE or NOOP when it is a different procedure for the same job (the goals it was learned
  *   from all but interchangeable): the stronger track record by its Wilson lower bound wins.
@@ -46,6 +48,8 @@ export interface ProcedureProfile {
   procedure: Procedure;
   /** Mean goal embedding of the runs it was learned from; null when none is stored for the model. */
   goalCentroid: Float32Array | null;
+  /** Tools some but not all of the successful runs it counted called (observedOptionalTools of its record). */
+  optionalTools?: readonly string[];
 }
 
 export interface ReconcileThresholds {
@@ -134,16 +138,17 @@ export function matchProcedure(
   procedures: ProcedureProfile[],
   thresholds: ReconcileThresholds,
 ): ProcedureMatch | undefined {
-  const scored = procedures.map(({ procedure, goalCentroid }) => ({
+  const scored = procedures.map(({ procedure, goalCentroid, optionalTools }) => ({
     target: procedure,
     sequenceSimilarity: toolSequenceSimilarity(
       cluster.tools,
       procedure.toolSequence.map((step) => step.tool),
     ),
+    // Either side's own runs are evidence: the cluster's, or the runs the procedure counted.
     optionalApart: sameUpToOptionalSteps(
       cluster.tools,
       procedure.toolSequence.map((step) => step.tool),
-      cluster.optionalTools ?? [],
+      [...(cluster.optionalTools ?? []), ...(optionalTools ?? [])],
     ),
     goalSimilarity:
       cluster.goalCentroid && goalCentroid && goalCentroid.length === cluster.goalCentroid.length

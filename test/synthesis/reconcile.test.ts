@@ -108,6 +108,27 @@ describe('reconcile by procedure (ADD / UPDATE / NOOP / SUPERSEDE, never DELETE)
     expect(sameUpToOptionalSteps(['email.send'], ['email.send', 'email.send'], ['email.send'])).toBe(false);
   });
 
+  it('a step the procedure’s own record shows optional makes no other procedure either (a split cluster without the step)', () => {
+    const withSlack = profile(
+      { name: 'restart-service', toolSequence: steps('k8s.deployment.get', 'k8s.rollout.restart', 'k8s.rollout.status', 'notify.slack') },
+      goalAt(0.2),
+    );
+    // the cluster's runs all skipped notify.slack: no evidence on its side
+    const withoutSlack = cluster({ tools: ['k8s.deployment.get', 'k8s.rollout.restart', 'k8s.rollout.status'], optionalTools: [] });
+    expect(matchProcedure(withoutSlack, [withSlack], thresholds)).toBeUndefined();
+    // the runs the procedure counted show the step taken by some and skipped by others
+    const recorded = { ...withSlack, optionalTools: ['notify.slack'] };
+    expect(matchProcedure(withoutSlack, [recorded], thresholds)).toMatchObject({ relation: 'same-procedure', optionalApart: true });
+    // the record explains only its optional tools: another core step is another procedure
+    const otherCore = cluster({ tools: ['k8s.deployment.get', 'k8s.rollout.undo', 'k8s.rollout.status'], optionalTools: [] });
+    expect(matchProcedure(otherCore, [recorded], thresholds)).toBeUndefined();
+    // a repeat count is not an optional step: one and two details stay apart
+    const twoDetails = profile({ name: 'two', toolSequence: steps('search', 'details', 'details') }, goalAt(0.2));
+    expect(
+      matchProcedure(cluster({ tools: ['search', 'details'], optionalTools: [] }), [{ ...twoDetails, optionalTools: [] }], thresholds),
+    ).toBeUndefined();
+  });
+
   it('an ADD whose successful runs live procedures already learned from is a NOOP against the one that counts most', () => {
     const add = { action: 'add' as const, reason: 'new' };
     const known = procedure({ id: 'p1', name: 'known' });
