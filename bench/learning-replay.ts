@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { clusterIdOf } from '../src/clustering/cluster-pass.ts';
 import { clusterRuns } from '../src/clustering/cluster-goals.ts';
+import { splitClustersByGoalDeterminedVariants } from '../src/clustering/goal-determined-variants.ts';
 import { assessClusters, clusterValue, isSuccessfulSequence, type ClusterRun } from '../src/clustering/qualification.ts';
 import { runSimilarity } from '../src/clustering/run-similarity.ts';
 import { ProcedureTable } from '../src/clustering/tool-sequence-similarity.ts';
@@ -46,6 +47,8 @@ const { values } = parseArgs({
     'max-passes': { type: 'string', default: '20' },
     explain: { type: 'boolean', default: false },
     'embeddings-cache': { type: 'string' },
+    /** Leave clusters whole (the clustering before goal-determined variants were split), to compare. */
+    'no-variant-split': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
   },
 });
@@ -147,7 +150,19 @@ async function main(): Promise<void> {
     linkage: synthesis.linkage,
     maxComponentSize: synthesis.clusterMaxComponent,
   });
-  const members: ClusterRun[][] = clustering.clusters.map((cluster) =>
+  const cut = values['no-variant-split']
+    ? clustering.clusters
+    : splitClustersByGoalDeterminedVariants(
+        clustering.clusters,
+        {
+          vectors,
+          traceOf: (run) => procedures.traceOfRun[run]!,
+          successful: (run) => runs[run]!.status === 'completed' && successfulTools[run]!.length >= synthesis.minSteps,
+          distance: similarity.distance,
+        },
+        synthesis.minOccurrences,
+      );
+  const members: ClusterRun[][] = cut.map((cluster) =>
     cluster.map((index) => ({
       runId: runs[index]!.runId,
       status: runs[index]!.status,
@@ -325,7 +340,7 @@ async function main(): Promise<void> {
       linkage: synthesis.linkage,
       maxClustersPerPass: synthesis.maxClustersPerPass,
     },
-    clusters: clustering.clusters.filter((cluster) => cluster.length >= 2).length,
+    clusters: cut.filter((cluster) => cluster.length >= 2).length,
     qualifying: clusters.length,
     passes: passLog.length,
     converged,
