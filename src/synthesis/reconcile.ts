@@ -10,8 +10,9 @@ import { toolSequenceSimilarity } from '../procedures/tool-sequence.ts';
  *   its goals read like; one that differs only by steps the cluster's own successful runs, or
  *   the runs the procedure counted, show to be optional (some took them, some did not — a split
  *   cluster that happens to hold only runs without the step still meets a record showing both);
- *   or one that differs by an optional step
- *   (≥ 0.8) for the same kind of goal. Identical procedures never fork a second live skill.
+ *   or, for the same kind of goal, one that differs by an optional step (≥ 0.8) or only in the
+ *   order of its steps (an agent that cancelled before it listed: the skill keeps the order most
+ *   runs took). Identical procedures never fork a second live skill.
  * - SUPERSEDE or NOOP when it is a different procedure for the same job (the goals it was learned
  *   from all but interchangeable): the stronger track record by its Wilson lower bound wins.
  * - ADD otherwise: a different tool sequence is a different procedure, never absorbed — unless
@@ -127,6 +128,13 @@ export function sameUpToOptionalSteps(a: readonly string[], b: readonly string[]
   return coreA.length > 0 && coreA.length === coreB.length && coreA.every((tool, index) => tool === coreB[index]);
 }
 
+/** The same steps, each as many times, in another order. */
+export function sameStepsReordered(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length || a.length === 0) return false;
+  const sorted = (tools: readonly string[]) => [...tools].sort().join('\u0000');
+  return sorted(a) === sorted(b);
+}
+
 /**
  * The existing procedure this cluster is, or competes with: the same procedure first (identical
  * sequence, else one optional step apart for the same kind of goal; a live one before a
@@ -161,7 +169,12 @@ export function matchProcedure(
       (candidate) =>
         candidate.sequenceSimilarity === 1 ||
         candidate.optionalApart ||
-        (candidate.sequenceSimilarity >= SAME_PROCEDURE_SEQUENCE_SIMILARITY && goal(candidate) >= thresholds.sameKindOfGoal),
+        ((candidate.sequenceSimilarity >= SAME_PROCEDURE_SEQUENCE_SIMILARITY ||
+          sameStepsReordered(
+            cluster.tools,
+            candidate.target.toolSequence.map((step) => step.tool),
+          )) &&
+          goal(candidate) >= thresholds.sameKindOfGoal),
     )
     .sort(
       (a, b) =>

@@ -5,6 +5,7 @@ import {
   decide,
   matchProcedure,
   observedOptionalTools,
+  sameStepsReordered,
   sameUpToOptionalSteps,
   settleAlreadyLearned,
   wilsonLowerBound,
@@ -127,6 +128,18 @@ describe('reconcile by procedure (ADD / UPDATE / NOOP / SUPERSEDE, never DELETE)
     expect(
       matchProcedure(cluster({ tools: ['search', 'details'], optionalTools: [] }), [{ ...twoDetails, optionalTools: [] }], thresholds),
     ).toBeUndefined();
+  });
+
+  it('the same steps in another order are the same procedure for the same kind of goal, another procedure for unlike goals', () => {
+    const booked = profile({ name: 'cancel-room', toolSequence: steps('bookings.list', 'bookings.cancel', 'invite.cancel') }, goalAt(1));
+    const swapped = cluster({ tools: ['bookings.cancel', 'bookings.list', 'invite.cancel'], optionalTools: [] });
+    expect(sameStepsReordered(swapped.tools, ['bookings.list', 'bookings.cancel', 'invite.cancel'])).toBe(true);
+    expect(matchProcedure(swapped, [booked], thresholds)).toMatchObject({ relation: 'same-procedure' });
+    // unlike goals: a different procedure (it may do another job with the same tools)
+    expect(matchProcedure(swapped, [{ ...booked, goalCentroid: goalAt(0.3) }], thresholds)).toBeUndefined();
+    // a repeat count is not an order
+    expect(sameStepsReordered(['a', 'b', 'b'], ['a', 'a', 'b'])).toBe(false);
+    expect(sameStepsReordered(['a', 'b'], ['a', 'b', 'b'])).toBe(false);
   });
 
   it('an ADD whose successful runs live procedures already learned from is a NOOP against the one that counts most', () => {
