@@ -376,26 +376,27 @@ async function main(): Promise<void> {
     const parts = [...byFamily].sort((a, b) => b[1] - a[1]).map(([label, count]) => `${count}× ${label}`);
     return `${entry.procedure.name} [${entry.procedure.toolSequence.map((step) => step.tool).join(' → ')}]: ${parts.join('; ')}`;
   };
+  /** The skill and, for each cluster installed into it, the exact sequences its successful runs followed. */
+  const explain = (entry: ReplayProcedure, indent: string) => {
+    process.stdout.write(`${indent}${describe(entry)}\n`);
+    for (const key of entry.clusterKeys) {
+      const cluster = clusters.find((candidate) => candidate.key === key)!;
+      const sequences = new Map<string, number>();
+      for (const runId of cluster.successfulRunIds) {
+        const sequence = successfulTools[indexOf.get(runId)!]!.join(' > ');
+        sequences.set(sequence, (sequences.get(sequence) ?? 0) + 1);
+      }
+      const shown = [...sequences].sort((a, b) => b[1] - a[1]).map(([sequence, count]) => `${count}× ${sequence}`);
+      process.stdout.write(`${indent}  cluster ${key} (${cluster.successfulRunIds.length} successful): ${shown.join(' | ')}\n`);
+    }
+  };
+  const byName = (name: string) => live.find((entry) => entry.procedure.name === name)!;
   process.stdout.write('\nmixing skills:\n');
-  for (const mixing of scores.mixingSkills)
-    process.stdout.write(`  ${describe(live.find((entry) => entry.procedure.name === mixing.name)!)}\n`);
+  for (const mixing of scores.mixingSkills) explain(byName(mixing.name), '  ');
   process.stdout.write('\nfamilies with several live skills:\n');
   for (const [label, names] of scores.familiesWithSeveralSkills) {
     process.stdout.write(`  ${label}\n`);
-    for (const name of names) {
-      const entry = live.find((candidate) => candidate.procedure.name === name)!;
-      process.stdout.write(`    ${describe(entry)}\n`);
-      for (const key of entry.clusterKeys) {
-        const cluster = clusters.find((candidate) => candidate.key === key)!;
-        const sequences = new Map<string, number>();
-        for (const runId of cluster.successfulRunIds) {
-          const sequence = successfulTools[indexOf.get(runId)!]!.join(' > ');
-          sequences.set(sequence, (sequences.get(sequence) ?? 0) + 1);
-        }
-        const shown = [...sequences].sort((a, b) => b[1] - a[1]).map(([sequence, count]) => `${count}× ${sequence}`);
-        process.stdout.write(`      cluster ${key} (${cluster.successfulRunIds.length} successful): ${shown.join(' | ')}\n`);
-      }
-    }
+    for (const name of names) explain(byName(name), '    ');
   }
   process.stdout.write('\nmissed families:\n');
   for (const missed of scores.missedFamilies) process.stdout.write(`  ${missed} (${scores.owners.get(missed)?.length ?? 0} owners)\n`);

@@ -10,7 +10,8 @@ import { toolSequenceSimilarity } from '../procedures/tool-sequence.ts';
  *   its goals read like; one that differs only by steps the cluster's own successful runs, or
  *   the runs the procedure counted, show to be optional (some took them, some did not — a split
  *   cluster that happens to hold only runs without the step still meets a record showing both);
- *   or, for the same kind of goal, one that differs by an optional step (≥ 0.8) or only in the
+ *   or, for the same kind of goal, one that differs by one optional step (one step added,
+ *   nothing else changed; sequence similarity ≥ 0.8) or only in the
  *   order of its steps (an agent that cancelled before it listed: the skill keeps the order most
  *   runs took). Identical procedures never fork a second live skill.
  * - SUPERSEDE or NOOP when it is a different procedure for the same job (the goals it was learned
@@ -128,6 +129,14 @@ export function sameUpToOptionalSteps(a: readonly string[], b: readonly string[]
   return coreA.length > 0 && coreA.length === coreB.length && coreA.every((tool, index) => tool === coreB[index]);
 }
 
+/** One sequence is the other with one step added (an optional step taken), nothing else changed. */
+export function oneStepApart(a: readonly string[], b: readonly string[]): boolean {
+  const [shorter, longer] = a.length < b.length ? [a, b] : [b, a];
+  if (longer.length !== shorter.length + 1) return false;
+  const skip = longer.findIndex((tool, index) => tool !== shorter[index]);
+  return skip === -1 || shorter.every((tool, index) => tool === longer[index < skip ? index : index + 1]);
+}
+
 /** The same steps, each as many times, in another order. */
 export function sameStepsReordered(a: readonly string[], b: readonly string[]): boolean {
   if (a.length !== b.length || a.length === 0) return false;
@@ -169,7 +178,11 @@ export function matchProcedure(
       (candidate) =>
         candidate.sequenceSimilarity === 1 ||
         candidate.optionalApart ||
-        ((candidate.sequenceSimilarity >= SAME_PROCEDURE_SEQUENCE_SIMILARITY ||
+        (((candidate.sequenceSimilarity >= SAME_PROCEDURE_SEQUENCE_SIMILARITY &&
+          oneStepApart(
+            cluster.tools,
+            candidate.target.toolSequence.map((step) => step.tool),
+          )) ||
           sameStepsReordered(
             cluster.tools,
             candidate.target.toolSequence.map((step) => step.tool),

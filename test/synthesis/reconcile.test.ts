@@ -4,6 +4,7 @@ import { toolSequenceSimilarity } from '../../src/procedures/tool-sequence.ts';
 import {
   decide,
   matchProcedure,
+  oneStepApart,
   observedOptionalTools,
   sameStepsReordered,
   sameUpToOptionalSteps,
@@ -140,6 +141,36 @@ describe('reconcile by procedure (ADD / UPDATE / NOOP / SUPERSEDE, never DELETE)
     // a repeat count is not an order
     expect(sameStepsReordered(['a', 'b', 'b'], ['a', 'a', 'b'])).toBe(false);
     expect(sameStepsReordered(['a', 'b'], ['a', 'b', 'b'])).toBe(false);
+  });
+
+  it('“one optional step apart” is one step: two added steps are another procedure, even at sequence similarity ≥ 0.8', () => {
+    const flightTaxi = ['flight.location', 'flight.location', 'flights.search', 'taxi.location', 'taxi.location', 'taxi.search'];
+    const withHotel = [
+      'flight.location',
+      'flight.location',
+      'hotel.destination',
+      'flights.search',
+      'hotels.search',
+      'taxi.location',
+      'taxi.location',
+      'taxi.search',
+    ];
+    expect(toolSequenceSimilarity(flightTaxi, withHotel)).toBeGreaterThanOrEqual(0.8);
+    expect(oneStepApart(flightTaxi, withHotel)).toBe(false);
+    const hotelTrip = profile({ name: 'hotel-trip', toolSequence: steps(...withHotel) }, goalAt(0.9));
+    expect(matchProcedure(cluster({ tools: flightTaxi, optionalTools: [] }), [hotelTrip], thresholds)).toBeUndefined();
+    const oneMore = [...flightTaxi.slice(0, 3), 'hotels.search', ...flightTaxi.slice(3)];
+    expect(oneStepApart(flightTaxi, oneMore)).toBe(true);
+    expect(oneStepApart(oneMore, flightTaxi)).toBe(true);
+    expect(oneStepApart(['a', 'b', 'c'], ['a', 'b', 'c', 'd'])).toBe(true);
+    expect(oneStepApart(['a', 'b', 'c'], ['x', 'b', 'c', 'd'])).toBe(false);
+    expect(
+      matchProcedure(
+        cluster({ tools: flightTaxi, optionalTools: [] }),
+        [{ ...hotelTrip, procedure: { ...hotelTrip.procedure, toolSequence: steps(...oneMore) } }],
+        thresholds,
+      ),
+    ).toMatchObject({ relation: 'same-procedure' });
   });
 
   it('an ADD whose successful runs live procedures already learned from is a NOOP against the one that counts most', () => {
