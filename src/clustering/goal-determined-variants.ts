@@ -19,6 +19,8 @@ import { dot } from './cosine.ts';
 export const GOAL_DETERMINES_VARIANT = 0.9;
 /** Shuffles of the variant labels the observed agreement is compared with, and the chance it may have left. */
 const PERMUTATIONS = 199;
+/** Variants a cluster is tested for (the largest): bounds the test on a cluster of many procedures. */
+const MAX_VARIANTS = 8;
 /** Runs of each variant the test reads (bounds its cost on large clusters: O((variants × this)²) per shuffle). */
 const EVIDENCE_PER_VARIANT = 40;
 const SIGNIFICANCE = 0.01;
@@ -51,7 +53,11 @@ export function splitGoalDeterminedVariants(
     const trace = runs.traceOf(run);
     byTrace.set(trace, [...(byTrace.get(trace) ?? []), run]);
   }
-  const variants = [...byTrace.values()].filter((members) => members.length >= minRuns);
+  // The largest variants first (ties: the one met first), at most MAX_VARIANTS of them.
+  const variants = [...byTrace.values()]
+    .filter((members) => members.length >= minRuns)
+    .sort((a, b) => b.length - a.length || a[0]! - b[0]!)
+    .slice(0, MAX_VARIANTS);
   if (variants.length < 2) return [[...cluster]];
   const variantOf = new Map<number, number>();
   variants.forEach((members, index) => members.forEach((run) => variantOf.set(run, index)));
