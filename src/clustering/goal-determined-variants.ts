@@ -17,13 +17,17 @@ import { dot } from './cosine.ts';
 
 /** Share of the variants' runs whose nearest goal followed the same variant, for the goal to decide the variant. */
 export const GOAL_DETERMINES_VARIANT = 0.9;
-/** Shuffles of the variant labels the observed agreement is compared with, and the chance it may have left. */
-const PERMUTATIONS = 199;
+/**
+ * Shuffles of the variant labels the observed agreement is compared with, and the chance it may
+ * have left: none of them may reach it. At 0.01 with 199 shuffles a 3-run variant of a generated
+ * family still agreed by chance (test/clustering/procedure-families.test.ts).
+ */
+const PERMUTATIONS = 999;
 /** Variants a cluster is tested for (the largest): bounds the test on a cluster of many procedures. */
 const MAX_VARIANTS = 8;
 /** Runs of each variant the test reads (bounds its cost on large clusters: O((variants × this)²) per shuffle). */
 const EVIDENCE_PER_VARIANT = 40;
-const SIGNIFICANCE = 0.01;
+const SIGNIFICANCE = 0.001;
 
 export interface VariantRuns {
   /** Goal vectors (unit length), by run index. */

@@ -27,19 +27,19 @@ describe('a cluster splits into the procedure variants its goals decide (goal-de
   it('variants the goals tell apart become clusters of their own; the other runs join the nearest', () => {
     const random = createSeededRandom(3);
     const goals = [
-      ...Array.from({ length: 6 }, () => noisyNeighbour(random, oneDirection!, 0.9)),
-      ...Array.from({ length: 6 }, () => noisyNeighbour(random, twoDirection!, 0.9)),
+      ...Array.from({ length: 8 }, () => noisyNeighbour(random, oneDirection!, 0.9)),
+      ...Array.from({ length: 8 }, () => noisyNeighbour(random, twoDirection!, 0.9)),
       noisyNeighbour(random, twoDirection!, 0.9),
     ];
-    const tools = [...Array.from({ length: 6 }, () => oneDetail), ...Array.from({ length: 6 }, () => twoDetails), ['attractions.search']];
+    const tools = [...Array.from({ length: 8 }, () => oneDetail), ...Array.from({ length: 8 }, () => twoDetails), ['attractions.search']];
     const parts = splitGoalDeterminedVariants(
       goals.map((_, run) => run),
-      cluster(goals, tools, new Set([12])),
+      cluster(goals, tools, new Set([16])),
       3,
     );
     expect(parts).toEqual([
-      [0, 1, 2, 3, 4, 5],
-      [6, 7, 8, 9, 10, 11, 12],
+      [0, 1, 2, 3, 4, 5, 6, 7],
+      [8, 9, 10, 11, 12, 13, 14, 15, 16],
     ]);
   });
 
