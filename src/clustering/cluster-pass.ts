@@ -4,6 +4,7 @@ import { loadGoalEmbeddings } from '../embedding/goal-embedding-repository.ts';
 import { selectRunsForExtraction, type RunWindow } from '../runs/run-repository.ts';
 import type { Queryable } from '../store/database.ts';
 import { clusterRuns } from './cluster-goals.ts';
+import { splitClustersByGoalDeterminedVariants } from './goal-determined-variants.ts';
 import { runSimilarity } from './run-similarity.ts';
 import { ProcedureTable } from './tool-sequence-similarity.ts';
 import { assessClusters, isSuccessfulSequence, type ClusterAssessment, type ClusterRun } from './qualification.ts';
@@ -106,7 +107,22 @@ export async function clusterRunGoals(
     linkage: synthesis.linkage,
     maxComponentSize: synthesis.clusterMaxComponent,
   });
-  const members: ClusterRun[][] = clustering.clusters.map((cluster) =>
+  // A cluster holding procedures its goals tell apart is split into them (goal-determined-variants.ts).
+  const cut = splitClustersByGoalDeterminedVariants(
+    clustering.clusters,
+    {
+      vectors: goalVectors,
+      traceOf: (run) => procedures.traceOfRun[run]!,
+      successful: (run) =>
+        isSuccessfulSequence(
+          { runId: runs[run]!.runId, status: runs[run]!.status, successfulToolCalls: runs[run]!.successfulTools.length },
+          synthesis.minSteps,
+        ),
+      distance: similarity.distance,
+    },
+    synthesis.minOccurrences,
+  );
+  const members: ClusterRun[][] = cut.map((cluster) =>
     cluster.map((index) => {
       const run = runs[index]!;
       return { runId: run.runId, status: run.status, successfulToolCalls: run.successfulTools.length };

@@ -259,6 +259,28 @@ export async function listProceduresWithGoalCentroids(
   }));
 }
 
+/**
+ * For each procedure of the tenant, the tools some but not all of the successful runs it counted
+ * called (their successful calls): what its own record shows to be optional.
+ */
+export async function findRecordedOptionalTools(db: Queryable, tenantId: string): Promise<Map<string, string[]>> {
+  const { rows } = await db.query<{ procedure_id: string; tool: string }>(
+    `WITH learned AS (
+       SELECT procedure_id, run_id FROM procedure_runs WHERE tenant_id = $1 AND success),
+     totals AS (SELECT procedure_id, count(*) AS runs FROM learned GROUP BY procedure_id),
+     uses AS (
+       SELECT l.procedure_id, t.tool, count(DISTINCT l.run_id) AS runs
+         FROM learned l JOIN tool_calls t ON t.tenant_id = $1 AND t.run_id = l.run_id AND t.success
+        GROUP BY l.procedure_id, t.tool)
+     SELECT u.procedure_id, u.tool FROM uses u JOIN totals USING (procedure_id)
+      WHERE u.runs < totals.runs ORDER BY u.procedure_id, u.tool`,
+    [tenantId],
+  );
+  const optional = new Map<string, string[]>();
+  for (const row of rows) optional.set(row.procedure_id, [...(optional.get(row.procedure_id) ?? []), row.tool]);
+  return optional;
+}
+
 export async function markSuperseded(db: pg.PoolClient, tenantId: string, weakerId: string, strongerId: string): Promise<void> {
   await db.query(`UPDATE procedures SET superseded_by = $3, updated_at = now() WHERE tenant_id = $1 AND id = $2`, [
     tenantId,

@@ -1,5 +1,5 @@
 import type { ConsensusStep } from '../procedures/procedure.ts';
-import { buildConsensusProcedure, collapseRetries, type AlignedRun, type ProcedureCall } from './consensus-procedure.ts';
+import { buildConsensusProcedure, successfulSteps, type AlignedRun, type ProcedureCall } from './consensus-procedure.ts';
 import { isStopWord, sharedGoalWords, slotVocabulary, stem, wordsOf, type SlotVocabulary } from './goal-words.ts';
 import {
   caseless,
@@ -169,7 +169,7 @@ export function buildClusterEvidence(runs: EvidenceRun[], minSteps: number): Clu
     successful.map((run) => ({
       runId: run.runId,
       goal: run.goal.replace(/\s+/g, ' ').trim(),
-      tools: collapseRetries(run.toolCalls).map((call) => call.tool),
+      tools: successfulSteps(run.toolCalls).map((call) => call.tool),
     })),
     SAMPLE_SIZE,
   );

@@ -1,9 +1,10 @@
 /**
  * The procedure a cluster's successful runs share, robust to optional steps and retries:
- * each run's successful calls with consecutive calls of one tool collapsed (a retry, or a
- * repeated attempt, is one step); the tools most runs used are the consensus, in the order
- * most runs used them; the tools only some runs used are optional steps, placed where those
- * runs took them. Every run is aligned to the steps, so later stages read one run's call for
+ * each run's successful calls (a retried call leaves one successful call behind, the failed
+ * attempts are not steps; a call that succeeded and was made again is a step each time, as the
+ * clustering and reconcile count it — details of two hotels are two calls, not one); the tools
+ * most runs used are the consensus, in the order most runs used them; the tools only some runs
+ * used are optional steps, placed where those runs took them. Every run is aligned to the steps, so later stages read one run's call for
  * each step. Deterministic: the same runs in any order give the same procedure.
  */
 
@@ -31,7 +32,7 @@ export interface AlignedStep {
 export interface AlignedRun {
   runId: string;
   goal: string;
-  /** The run's successful calls after collapsing retries, in order. */
+  /** The run's successful calls, in order (successfulSteps). */
   calls: ProcedureCall[];
   /** For each step, the index in `calls` of this run's call for it (or undefined: not taken). */
   stepCalls: Array<number | undefined>;
@@ -47,15 +48,13 @@ const MIN_OPTIONAL_RUNS = 2;
 const MIN_OPTIONAL_SHARE = 0.15;
 const MAX_OPTIONAL_STEPS = 5;
 
-/** Successful calls with consecutive calls of the same tool collapsed to the last (the one that worked). */
-export function collapseRetries(calls: ProcedureCall[]): ProcedureCall[] {
-  const collapsed: ProcedureCall[] = [];
-  for (const call of calls) {
-    if (!call.success) continue;
-    if (collapsed.at(-1)?.tool === call.tool) collapsed[collapsed.length - 1] = call;
-    else collapsed.push(call);
-  }
-  return collapsed;
+/**
+ * A run's steps: its successful calls, in order. A retry's failed attempts drop out, so the
+ * retried call is one step; two successful calls of one tool stay two steps (a repeat count is
+ * part of the procedure: 1 and 2 attraction look-ups are different procedures).
+ */
+export function successfulSteps(calls: ProcedureCall[]): ProcedureCall[] {
+  return calls.filter((call) => call.success);
 }
 
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
@@ -91,14 +90,14 @@ function mostFrequent<T>(items: T[], key: (item: T) => string): T | undefined {
 export function buildConsensusProcedure(runs: ProcedureRun[]): ConsensusProcedure {
   const normalised = [...runs]
     .sort((a, b) => compareText(a.runId, b.runId))
-    .map((run) => ({ runId: run.runId, goal: run.goal, calls: collapseRetries(run.toolCalls) }));
+    .map((run) => ({ runId: run.runId, goal: run.goal, calls: successfulSteps(run.toolCalls) }));
   const runsWithTool = new Map<string, number>();
   for (const run of normalised)
     for (const tool of new Set(run.calls.map((call) => call.tool))) runsWithTool.set(tool, (runsWithTool.get(tool) ?? 0) + 1);
 
   // Consensus: project every run onto the tools most runs used, and take the most frequent projection.
   const isCore = (tool: string) => (runsWithTool.get(tool) ?? 0) * 2 > normalised.length;
-  const projections = normalised.map((run) => collapseRetries(run.calls.filter((call) => isCore(call.tool))).map((call) => call.tool));
+  const projections = normalised.map((run) => run.calls.filter((call) => isCore(call.tool)).map((call) => call.tool));
   const core = mostFrequent(projections, (tools) => tools.join('\u0000')) ?? [];
 
   // Optional steps go after the core step that most of their runs had just completed.

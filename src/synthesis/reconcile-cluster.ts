@@ -3,6 +3,7 @@ import {
   findCountedRuns,
   findLiveLearners,
   findProcedureById,
+  findRecordedOptionalTools,
   listProceduresWithGoalCentroids,
 } from '../procedures/procedure-repository.ts';
 import type { ConsensusStep, CountedRun, Procedure } from '../procedures/procedure.ts';
@@ -102,7 +103,12 @@ async function decideCluster(deps: ReconcileClusterDependencies, tenantId: strin
     successCount: cluster.successfulRunIds.length,
     attemptCount: counted.length,
   };
-  const match = matchProcedure(profile, await listProceduresWithGoalCentroids(db, tenantId, deps.goalModel), deps.thresholds);
+  const recordedOptional = await findRecordedOptionalTools(db, tenantId);
+  const procedures = (await listProceduresWithGoalCentroids(db, tenantId, deps.goalModel)).map((entry) => ({
+    ...entry,
+    optionalTools: recordedOptional.get(entry.procedure.id) ?? [],
+  }));
+  const match = matchProcedure(profile, procedures, deps.thresholds);
   const fresh = match ? await freshRunsFor(db, tenantId, match.target, counted) : counted;
   const decision = settleAlreadyLearned(
     decide(profile, match, fresh.length),

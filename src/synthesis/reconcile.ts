@@ -7,9 +7,13 @@ import { toolSequenceSimilarity } from '../procedures/tool-sequence.ts';
  * never by the wording of a description — becomes
  * - UPDATE (a new revision of the same skill, with the runs it had not counted yet) or NOOP
  *   (nothing new) when it is the same procedure: the same sequence of successful calls, whatever
- *   its goals read like; one that differs only by steps the cluster's own successful runs
- *   show to be optional (some took them, some did not); or one that differs by an optional step
- *   (≥ 0.8) for the same kind of goal. Identical procedures never fork a second live skill.
+ *   its goals read like; one that differs only by steps the cluster's own successful runs, or
+ *   the runs the procedure counted, show to be optional (some took them, some did not — a split
+ *   cluster that happens to hold only runs without the step still meets a record showing both);
+ *   or, for the same kind of goal, one that differs by one optional step (one step added,
+ *   nothing else changed; sequence similarity ≥ 0.8) or only in the
+ *   order of its steps (an agent that cancelled before it listed: the skill keeps the order most
+ *   runs took). Identical procedures never fork a second live skill.
  * - SUPERSEDE or NOOP when it is a different procedure for the same job (the goals it was learned
  *   from all but interchangeable): the stronger track record by its Wilson lower bound wins.
  * - ADD otherwise: a different tool sequence is a different procedure, never absorbed — unless
@@ -46,6 +50,8 @@ export interface ProcedureProfile {
   procedure: Procedure;
   /** Mean goal embedding of the runs it was learned from; null when none is stored for the model. */
   goalCentroid: Float32Array | null;
+  /** Tools some but not all of the successful runs it counted called (observedOptionalTools of its record). */
+  optionalTools?: readonly string[];
 }
 
 export interface ReconcileThresholds {
@@ -123,6 +129,21 @@ export function sameUpToOptionalSteps(a: readonly string[], b: readonly string[]
   return coreA.length > 0 && coreA.length === coreB.length && coreA.every((tool, index) => tool === coreB[index]);
 }
 
+/** One sequence is the other with one step added (an optional step taken), nothing else changed. */
+export function oneStepApart(a: readonly string[], b: readonly string[]): boolean {
+  const [shorter, longer] = a.length < b.length ? [a, b] : [b, a];
+  if (longer.length !== shorter.length + 1) return false;
+  const skip = longer.findIndex((tool, index) => tool !== shorter[index]);
+  return skip === -1 || shorter.every((tool, index) => tool === longer[index < skip ? index : index + 1]);
+}
+
+/** The same steps, each as many times, in another order. */
+export function sameStepsReordered(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length || a.length === 0) return false;
+  const sorted = (tools: readonly string[]) => [...tools].sort().join('\u0000');
+  return sorted(a) === sorted(b);
+}
+
 /**
  * The existing procedure this cluster is, or competes with: the same procedure first (identical
  * sequence, else one optional step apart for the same kind of goal; a live one before a
@@ -134,16 +155,17 @@ export function matchProcedure(
   procedures: ProcedureProfile[],
   thresholds: ReconcileThresholds,
 ): ProcedureMatch | undefined {
-  const scored = procedures.map(({ procedure, goalCentroid }) => ({
+  const scored = procedures.map(({ procedure, goalCentroid, optionalTools }) => ({
     target: procedure,
     sequenceSimilarity: toolSequenceSimilarity(
       cluster.tools,
       procedure.toolSequence.map((step) => step.tool),
     ),
+    // Either side's own runs are evidence: the cluster's, or the runs the procedure counted.
     optionalApart: sameUpToOptionalSteps(
       cluster.tools,
       procedure.toolSequence.map((step) => step.tool),
-      cluster.optionalTools ?? [],
+      [...(cluster.optionalTools ?? []), ...(optionalTools ?? [])],
     ),
     goalSimilarity:
       cluster.goalCentroid && goalCentroid && goalCentroid.length === cluster.goalCentroid.length
@@ -156,7 +178,16 @@ export function matchProcedure(
       (candidate) =>
         candidate.sequenceSimilarity === 1 ||
         candidate.optionalApart ||
-        (candidate.sequenceSimilarity >= SAME_PROCEDURE_SEQUENCE_SIMILARITY && goal(candidate) >= thresholds.sameKindOfGoal),
+        (((candidate.sequenceSimilarity >= SAME_PROCEDURE_SEQUENCE_SIMILARITY &&
+          oneStepApart(
+            cluster.tools,
+            candidate.target.toolSequence.map((step) => step.tool),
+          )) ||
+          sameStepsReordered(
+            cluster.tools,
+            candidate.target.toolSequence.map((step) => step.tool),
+          )) &&
+          goal(candidate) >= thresholds.sameKindOfGoal),
     )
     .sort(
       (a, b) =>

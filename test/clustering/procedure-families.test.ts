@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clusterRuns } from '../../src/clustering/cluster-goals.ts';
+import { splitClustersByGoalDeterminedVariants } from '../../src/clustering/goal-determined-variants.ts';
 import { runSimilarity } from '../../src/clustering/run-similarity.ts';
 import { ProcedureTable, traceOfRun, type ProcedureTrace } from '../../src/clustering/tool-sequence-similarity.ts';
 import { clusteringDefaultsFor } from '../../src/config.ts';
@@ -99,6 +100,14 @@ describe('procedure-aware clustering recovers generated families (property)', ()
           const { clusters } = await clusterRuns(vectors, similarity, { linkage: 'average' });
           const families = [...new Set(labels)].map((label) => labels.flatMap((runLabel, index) => (runLabel === label ? [index] : [])));
           expect(partitionOf(labels.length, clusters)).toBe(partitionOf(labels.length, families));
+          // The optional step is taken whatever the paraphrase: the goals do not decide it, so no family is split by it.
+          const procedures = new ProcedureTable(traces);
+          const split = splitClustersByGoalDeterminedVariants(
+            clusters,
+            { vectors, traceOf: (run) => procedures.traceOfRun[run]!, successful: () => true, distance: similarity.distance },
+            3,
+          );
+          expect(partitionOf(labels.length, split)).toBe(partitionOf(labels.length, families));
         },
       ),
       { numRuns: 100, seed: 20261201 },

@@ -25,6 +25,27 @@ describe('cluster evidence and the extractive distiller', () => {
     expect(buildClusterEvidence([...runs].reverse(), 3)).toEqual(evidence);
   });
 
+  it('keeps a repeated successful call as a step of its own and drops a retry’s failed attempts', () => {
+    const call = (tool: string, success = true) => ({ tool, args: {}, success, ...(success ? {} : { error: 'timeout' }) });
+    const run = (runId: string, calls: ReturnType<typeof call>[]): EvidenceRun => ({
+      runId,
+      goal: `details of the attractions ${runId}`,
+      status: 'completed',
+      toolCalls: calls,
+    });
+    const twoDetails = [
+      run('r1', [call('attractions.search'), call('attraction.details'), call('attraction.details')]),
+      // a retried call: the failed attempt is not a step, the success is
+      run('r2', [call('attractions.search'), call('attraction.details', false), call('attraction.details'), call('attraction.details')]),
+      run('r3', [call('attractions.search'), call('attraction.details'), call('attraction.details')]),
+    ];
+    expect(buildClusterEvidence(twoDetails, 2).consensusSequence.map((step) => step.tool)).toEqual([
+      'attractions.search',
+      'attraction.details',
+      'attraction.details',
+    ]);
+  });
+
   it('builds an agentskills.io-valid document that passes the validator, with no model', async () => {
     for (const seed of [1, 2, 3, 4, 5]) {
       const evidence = buildClusterEvidence(familyRuns(seed), 3);

@@ -4,7 +4,9 @@ import { toolSequenceSimilarity } from '../../src/procedures/tool-sequence.ts';
 import {
   decide,
   matchProcedure,
+  oneStepApart,
   observedOptionalTools,
+  sameStepsReordered,
   sameUpToOptionalSteps,
   settleAlreadyLearned,
   wilsonLowerBound,
@@ -106,6 +108,69 @@ describe('reconcile by procedure (ADD / UPDATE / NOOP / SUPERSEDE, never DELETE)
       sameUpToOptionalSteps(['orders.get', 'inventory.reserve', 'email.send'], ['orders.get', 'payments.refund'], ['email.send']),
     ).toBe(false);
     expect(sameUpToOptionalSteps(['email.send'], ['email.send', 'email.send'], ['email.send'])).toBe(false);
+  });
+
+  it('a step the procedure’s own record shows optional makes no other procedure either (a split cluster without the step)', () => {
+    const withSlack = profile(
+      { name: 'restart-service', toolSequence: steps('k8s.deployment.get', 'k8s.rollout.restart', 'k8s.rollout.status', 'notify.slack') },
+      goalAt(0.2),
+    );
+    // the cluster's runs all skipped notify.slack: no evidence on its side
+    const withoutSlack = cluster({ tools: ['k8s.deployment.get', 'k8s.rollout.restart', 'k8s.rollout.status'], optionalTools: [] });
+    expect(matchProcedure(withoutSlack, [withSlack], thresholds)).toBeUndefined();
+    // the runs the procedure counted show the step taken by some and skipped by others
+    const recorded = { ...withSlack, optionalTools: ['notify.slack'] };
+    expect(matchProcedure(withoutSlack, [recorded], thresholds)).toMatchObject({ relation: 'same-procedure', optionalApart: true });
+    // the record explains only its optional tools: another core step is another procedure
+    const otherCore = cluster({ tools: ['k8s.deployment.get', 'k8s.rollout.undo', 'k8s.rollout.status'], optionalTools: [] });
+    expect(matchProcedure(otherCore, [recorded], thresholds)).toBeUndefined();
+    // a repeat count is not an optional step: one and two details stay apart
+    const twoDetails = profile({ name: 'two', toolSequence: steps('search', 'details', 'details') }, goalAt(0.2));
+    expect(
+      matchProcedure(cluster({ tools: ['search', 'details'], optionalTools: [] }), [{ ...twoDetails, optionalTools: [] }], thresholds),
+    ).toBeUndefined();
+  });
+
+  it('the same steps in another order are the same procedure for the same kind of goal, another procedure for unlike goals', () => {
+    const booked = profile({ name: 'cancel-room', toolSequence: steps('bookings.list', 'bookings.cancel', 'invite.cancel') }, goalAt(1));
+    const swapped = cluster({ tools: ['bookings.cancel', 'bookings.list', 'invite.cancel'], optionalTools: [] });
+    expect(sameStepsReordered(swapped.tools, ['bookings.list', 'bookings.cancel', 'invite.cancel'])).toBe(true);
+    expect(matchProcedure(swapped, [booked], thresholds)).toMatchObject({ relation: 'same-procedure' });
+    // unlike goals: a different procedure (it may do another job with the same tools)
+    expect(matchProcedure(swapped, [{ ...booked, goalCentroid: goalAt(0.3) }], thresholds)).toBeUndefined();
+    // a repeat count is not an order
+    expect(sameStepsReordered(['a', 'b', 'b'], ['a', 'a', 'b'])).toBe(false);
+    expect(sameStepsReordered(['a', 'b'], ['a', 'b', 'b'])).toBe(false);
+  });
+
+  it('“one optional step apart” is one step: two added steps are another procedure, even at sequence similarity ≥ 0.8', () => {
+    const flightTaxi = ['flight.location', 'flight.location', 'flights.search', 'taxi.location', 'taxi.location', 'taxi.search'];
+    const withHotel = [
+      'flight.location',
+      'flight.location',
+      'hotel.destination',
+      'flights.search',
+      'hotels.search',
+      'taxi.location',
+      'taxi.location',
+      'taxi.search',
+    ];
+    expect(toolSequenceSimilarity(flightTaxi, withHotel)).toBeGreaterThanOrEqual(0.8);
+    expect(oneStepApart(flightTaxi, withHotel)).toBe(false);
+    const hotelTrip = profile({ name: 'hotel-trip', toolSequence: steps(...withHotel) }, goalAt(0.9));
+    expect(matchProcedure(cluster({ tools: flightTaxi, optionalTools: [] }), [hotelTrip], thresholds)).toBeUndefined();
+    const oneMore = [...flightTaxi.slice(0, 3), 'hotels.search', ...flightTaxi.slice(3)];
+    expect(oneStepApart(flightTaxi, oneMore)).toBe(true);
+    expect(oneStepApart(oneMore, flightTaxi)).toBe(true);
+    expect(oneStepApart(['a', 'b', 'c'], ['a', 'b', 'c', 'd'])).toBe(true);
+    expect(oneStepApart(['a', 'b', 'c'], ['x', 'b', 'c', 'd'])).toBe(false);
+    expect(
+      matchProcedure(
+        cluster({ tools: flightTaxi, optionalTools: [] }),
+        [{ ...hotelTrip, procedure: { ...hotelTrip.procedure, toolSequence: steps(...oneMore) } }],
+        thresholds,
+      ),
+    ).toMatchObject({ relation: 'same-procedure' });
   });
 
   it('an ADD whose successful runs live procedures already learned from is a NOOP against the one that counts most', () => {

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countProcedureRuns, findRecordedOptionalTools, insertProcedure } from '../../src/procedures/procedure-repository.ts';
+import { runReportSchema } from '../../src/runs/run-report.ts';
+import { upsertRuns } from '../../src/runs/run-repository.ts';
+import { serializeSkillDocument } from '../../src/skills/skill-format.ts';
+import { withTransaction } from '../../src/store/database.ts';
+import { createSkillRepository } from '../../src/store/skill-repository.ts';
+import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+
+const tenantId = 'acme';
+const core = ['k8s.deployment.get', 'k8s.rollout.restart', 'k8s.rollout.status'];
+
+function run(runId: string, calls: Array<{ tool: string; success: boolean }>, status: 'completed' | 'failed' = 'completed') {
+  return runReportSchema.parse({
+    tenantId,
+    agentId: 'agent',
+    runId,
+    goal: `restart the service (${runId})`,
+    status,
+    startedAt: '2026-01-01T00:00:00Z',
+    completedAt: '2026-01-01T00:01:00Z',
+    toolCalls: calls,
+  });
+}
+const ok = (...tools: string[]) => tools.map((tool) => ({ tool, success: true }));
+
+describe('the optional steps a procedure’s own record shows (reconcile evidence)', () => {
+  let database: TestDatabase;
+
+  beforeAll(async () => {
+    database = await openTestDatabase();
+  });
+  afterAll(async () => {
+    await database?.close();
+  });
+
+  it('a tool some but not all of its successful counted runs called; failed calls and failed runs are no evidence', async () => {
+    await upsertRuns(database.pool, tenantId, [
+      run('r1', ok(...core, 'notify.slack')),
+      run('r2', ok(...core, 'notify.slack')),
+      // a retried call: the failed attempt of the same tool is no step; a failed call of another tool is none either
+      run('r3', [{ tool: 'k8s.deployment.get', success: false }, ...ok(...core), { tool: 'pager.page', success: false }]),
+      // a failed run counted as an attempt: its tools are not the procedure's evidence
+      run('r4', ok('k8s.deployment.get', 'shell.exec'), 'failed'),
+    ]);
+    const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'MIT' });
+    const document = serializeSkillDocument(
+      { name: 'restart-service', version: '1.0.0', description: 'Restart a service.', requiredTools: core, license: 'MIT' },
+      '# Restart\n',
+    );
+    const revision = await skills.install(
+      tenantId,
+      { directoryName: 'restart-service', files: new Map([['SKILL.md', new TextEncoder().encode(document)]]) },
+      { source: 'operator' },
+    );
+    const procedureId = await withTransaction(database.pool, async (client) => {
+      const stored = await insertProcedure(client, tenantId, {
+        skillId: revision.skillId,
+        name: 'restart-service',
+        revision: revision.revision,
+        whenToUse: 'Restart a service.',
+        toolSequence: [...core, 'notify.slack'].map((tool) => ({ tool, argumentNames: [] })),
+        toolsRequired: core,
+        successCount: 0,
+        attemptCount: 0,
+        fromSessions: [],
+        embedding: new Float32Array(384).fill(1 / Math.sqrt(384)),
+        embeddingModel: 'sentence-transformers/all-MiniLM-L6-v2',
+      });
+      await countProcedureRuns(
+        client,
+        tenantId,
+        stored.id,
+        'pass-1',
+        [
+          { runId: 'r1', success: true },
+          { runId: 'r2', success: true },
+          { runId: 'r3', success: true },
+          { runId: 'r4', success: false },
+        ],
+        'sentence-transformers/all-MiniLM-L6-v2',
+      );
+      return stored.id;
+    });
+    expect(await findRecordedOptionalTools(database.pool, tenantId)).toEqual(new Map([[procedureId, ['notify.slack']]]));
+    expect(await findRecordedOptionalTools(database.pool, 'globex')).toEqual(new Map());
+  });
+});
