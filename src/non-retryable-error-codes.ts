@@ -9,6 +9,7 @@ export const NON_RETRYABLE_ERROR_CODES: readonly string[] = [
   'EmbeddingDimensionMismatch',
   'EmbeddingModelUnavailable',
   'GoalsNotEmbedded',
+  'InputFileUnreadable',
   'LlmNotConfigured',
   'LlmResponseInvalid',
   'ReviewAnswerMalformed',

@@ -63,6 +63,7 @@ const CONTRACT_STATUSES: Record<string, number> = {
   EmbeddingDimensionMismatch: 503,
   TenantMismatch: 403,
   TraceNotConvertible: 422,
+  InputFileUnreadable: 400,
   RunReportInvalid: 400,
   RunReportTooLarge: 413,
   TemporalUnavailable: 503,

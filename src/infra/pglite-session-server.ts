@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { SkillsmithError } from '../skillsmith-error.ts';
 import type { PGlite } from '@electric-sql/pglite';
 
 /** How long a connection may wait for the backend before it is refused (SQLSTATE 53300). */
@@ -114,7 +115,10 @@ class BackendGate {
   }
 }
 
-class BackendBusy extends Error {}
+/** A connection waited past the bound for the single backend; the client gets SQLSTATE 53300. */
+export class BackendBusy extends SkillsmithError {
+  static override readonly code = 'BackendBusy';
+}
 
 class GatedConnection {
   private buffer = Buffer.alloc(0);
