@@ -11,7 +11,6 @@
  *
  * A design is `goal:τ`, `product:τ`, `mix:τ:w` (w = goal weight) or `gate:τ_goal:τ_tool`.
  */
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
@@ -20,6 +19,7 @@ import { parseSimilarityDesign, runSimilarity } from '../src/clustering/run-simi
 import { ProcedureTable, traceOfRun } from '../src/clustering/tool-sequence-similarity.ts';
 import { createEmbedder } from '../src/embedding/embedder.ts';
 import { requireTestModel, testModelSettings } from '../test/support/test-model.ts';
+import { jsonLines, readFamilies } from './corpus-files.ts';
 
 const { values } = parseArgs({
   options: {
@@ -37,13 +37,6 @@ const runSchema = z.object({
   goal: z.string().min(1),
   toolCalls: z.array(z.object({ tool: z.string().min(1), success: z.boolean() })),
 });
-const labelSchema = z.object({ runId: z.string(), family: z.string().nullable() });
-
-const jsonLines = async <T>(file: string, schema: z.ZodType<T>): Promise<T[]> =>
-  (await readFile(file, 'utf8'))
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => schema.parse(JSON.parse(line)));
 
 const choose2 = (count: number) => (count * (count - 1)) / 2;
 function entropy(counts: Iterable<number>, total: number): number {
@@ -99,7 +92,7 @@ async function main(): Promise<void> {
   if (!values.corpus) throw new Error('--corpus DIR is required (runs.jsonl and labels.jsonl, as bench/corpora/ writes them)');
   await requireTestModel();
   const runs = await jsonLines(join(values.corpus, 'runs.jsonl'), runSchema);
-  const familyOf = new Map((await jsonLines(join(values.corpus, 'labels.jsonl'), labelSchema)).map((label) => [label.runId, label.family]));
+  const familyOf = await readFamilies(values.corpus);
   const labels = runs.map((run) => familyOf.get(run.runId) ?? `(none) ${run.runId}`);
   const traces = runs.map(traceOfRun);
   const familySizes = tally(runs.flatMap((run) => (familyOf.get(run.runId) ? [familyOf.get(run.runId)!] : [])));

@@ -40,6 +40,7 @@ import {
   type ReconcileDecision,
 } from '../src/synthesis/reconcile.ts';
 import { requireTestModel, testModelSettings } from '../test/support/test-model.ts';
+import { jsonLines, readFamilies } from './corpus-files.ts';
 
 const { values } = parseArgs({
   options: {
@@ -67,13 +68,6 @@ const runSchema = z.object({
     }),
   ),
 });
-const labelSchema = z.object({ runId: z.string(), family: z.string().nullable() });
-
-const jsonLines = async <T>(file: string, schema: z.ZodType<T>): Promise<T[]> =>
-  (await readFile(file, 'utf8'))
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => schema.parse(JSON.parse(line)));
 
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -123,9 +117,7 @@ async function main(): Promise<void> {
   });
   const { synthesis } = config;
   const runs = (await jsonLines(join(values.corpus, 'runs.jsonl'), runSchema)).sort((a, b) => compareText(a.runId, b.runId));
-  const familyOf = new Map<string, FamilyLabel>(
-    (await jsonLines(join(values.corpus, 'labels.jsonl'), labelSchema)).map((label) => [label.runId, label.family]),
-  );
+  const familyOf: ReadonlyMap<string, FamilyLabel> = await readFamilies(values.corpus);
   const family = (runId: string): FamilyLabel => familyOf.get(runId) ?? null;
   const vectors = await embedGoals(
     runs.map((run) => run.goal),
