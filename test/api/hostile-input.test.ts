@@ -65,7 +65,8 @@ function withHostile(template: unknown, path: Array<string | number>, hostileJso
   let node = copy;
   for (const segment of path.slice(0, -1)) node = node[segment] as Record<string | number, unknown>;
   node[path.at(-1)!] = PLACEHOLDER;
-  return JSON.stringify(copy).replace(JSON.stringify(PLACEHOLDER), hostileJson);
+  // A function, not a string: a hostile value holding `$\`` or `$&` must not be read as a replacement pattern.
+  return JSON.stringify(copy).replace(JSON.stringify(PLACEHOLDER), () => hostileJson);
 }
 
 /** The field an error must name: the last named segment of the path (an array index names its array). */
