@@ -1,3 +1,5 @@
+import { RUNS_STORED_SIGNAL } from '../../src/client/intake-contract.ts';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { findRun } from '../../src/runs/run-repository.ts';
@@ -48,8 +50,16 @@ describe('POST /v1/runs, /v1/skills/manage and the approvals routes', () => {
     expect(response.json()).toEqual({ runId, workflowId: 'intake/acme/agent-1' });
     expect(await findRun(harness.database.pool, 'acme', runId)).toMatchObject({ runId, agentId: 'agent-1' });
     const history = await new Client({ connection }).workflow.getHandle('intake/acme/agent-1').fetchHistory();
-    const signals = (history.events ?? []).filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'runStored');
+    // Runs stored while a signal is in flight share the next one: `runsStored` with their ids.
+    const signals = (history.events ?? []).filter(
+      (event) => event.workflowExecutionSignaledEventAttributes?.signalName === RUNS_STORED_SIGNAL,
+    );
     expect(signals.length).toBeGreaterThanOrEqual(1);
+    const signalled = signals.map((event) => {
+      const [payload] = event.workflowExecutionSignaledEventAttributes?.input?.payloads ?? [];
+      return payload ? defaultPayloadConverter.fromPayload<{ runIds: string[] }>(payload).runIds : [];
+    });
+    expect(signalled.flat()).toContain(runId);
   });
 
   it('refuses a report for another tenant, an invalid report and a missing scope, before anything is sent', async () => {
