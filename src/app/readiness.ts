@@ -39,6 +39,16 @@ function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promis
 
 const reason = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
 
+/** The database answers `SELECT 1` within the bound: /readyz's first check, and what /healthz reports beside liveness. */
+export async function checkDatabase(pool: pg.Pool, timeoutMs: number): Promise<ReadinessCheck> {
+  try {
+    await within(pool.query('SELECT 1'), timeoutMs, 'the database');
+    return { name: 'database', ok: true, detail: 'SELECT 1 answered' };
+  } catch (error) {
+    return { name: 'database', ok: false, detail: reason(error) };
+  }
+}
+
 /**
  * What /readyz and `skillsmith status` report: the database answers `SELECT 1`, Temporal answers
  * for the namespace, and a worker has polled the task queue recently — each with why not.
@@ -46,14 +56,6 @@ const reason = (error: unknown) => (error instanceof Error ? error.message : Str
 export function createReadiness(dependencies: ReadinessDependencies): () => Promise<Readiness> {
   const timeoutMs = dependencies.timeoutMs ?? 3_000;
   const freshnessMs = dependencies.pollerFreshnessMs ?? 70_000;
-  const database = async (): Promise<ReadinessCheck> => {
-    try {
-      await within(dependencies.pool.query('SELECT 1'), timeoutMs, 'the database');
-      return { name: 'database', ok: true, detail: 'SELECT 1 answered' };
-    } catch (error) {
-      return { name: 'database', ok: false, detail: reason(error) };
-    }
-  };
   const temporalAndWorker = async (): Promise<ReadinessCheck[]> => {
     const { namespace, taskQueue } = dependencies;
     let client: Client;
@@ -93,7 +95,7 @@ export function createReadiness(dependencies: ReadinessDependencies): () => Prom
     }
   };
   return async () => {
-    const checks = (await Promise.all([database(), temporalAndWorker()])).flat();
+    const checks = (await Promise.all([checkDatabase(dependencies.pool, timeoutMs), temporalAndWorker()])).flat();
     return { ready: checks.every((check) => check.ok), checks };
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkDatabase } from '../../app/readiness.ts';
 import type { RoutePlugin } from '../route-plugin.ts';
 
 const checkSchema = z.object({ name: z.enum(['database', 'temporal', 'worker']), ok: z.boolean(), detail: z.string() });
@@ -24,14 +25,7 @@ export const healthRoutes: RoutePlugin = async (app, { services: { readiness, po
       },
     },
     async () => {
-      let timer: NodeJS.Timeout | undefined;
-      const database = await Promise.race([
-        pool.query('SELECT 1').then(
-          () => 'ok' as const,
-          () => 'unavailable' as const,
-        ),
-        new Promise<'unavailable'>((resolve) => (timer = setTimeout(() => resolve('unavailable'), HEALTH_DATABASE_WAIT_MS))),
-      ]).finally(() => clearTimeout(timer));
+      const database = (await checkDatabase(pool, HEALTH_DATABASE_WAIT_MS)).ok ? ('ok' as const) : ('unavailable' as const);
       return { status: 'ok' as const, database };
     },
   );
