@@ -5,6 +5,7 @@ import { loadGoalEmbeddings } from '../embedding/goal-embedding-repository.ts';
 import { selectRunGoals, selectRunsForExtraction } from '../runs/run-repository.ts';
 import type { Queryable } from '../store/database.ts';
 import type { PassCluster } from './pass-record.ts';
+import { clipLine } from './skill-naming.ts';
 import { buildConsensusProcedure } from './consensus-procedure.ts';
 
 /**
@@ -145,15 +146,6 @@ export async function loadClusterPortraits(
   return portraits.map((portrait) => ({ ...portrait, typicalGoal: goals.get(portrait.typicalRunId) ?? '' }));
 }
 
-/** A goal cut for a one-line summary, at a word boundary where there is one. */
-function clip(text: string, limit: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  if (flat.length <= limit) return flat;
-  const cut = flat.slice(0, limit - 1);
-  const space = cut.lastIndexOf(' ');
-  return `${space > limit / 2 ? cut.slice(0, space) : cut}…`;
-}
-
 /**
  * One line per cluster for the Temporal UI (the static summary of the pass's cluster child): its
  * size, how many succeeded, and its typical goal (the medoid), e.g.
@@ -184,7 +176,8 @@ export async function loadClusterSummaries(
         : cluster.runIds[0];
     const goal = typical === undefined ? undefined : goals.get(typical);
     summaries[cluster.clusterKey] =
-      `${cluster.size} runs, ${cluster.successful} succeeded (${percent(cluster.successRate)})` + (goal ? `: "${clip(goal, 120)}"` : '');
+      `${cluster.size} runs, ${cluster.successful} succeeded (${percent(cluster.successRate)})` +
+      (goal ? `: "${clipLine(goal, 120)}"` : '');
   }
   return summaries;
 }

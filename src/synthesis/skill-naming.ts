@@ -120,14 +120,19 @@ export function describeProcedure(
   return [...new Set(candidates.map((candidate) => clipDescription(candidate)))];
 }
 
-/** One line within the description's character limit, cut at a word with an ellipsis. */
-export function clipDescription(text: string): string {
+/** One line of at most `limit` characters (code points), cut at a word with an ellipsis. */
+export function clipLine(text: string, limit: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
-  if ([...flat].length <= DESCRIPTION_CHARACTER_LIMIT) return flat;
+  if ([...flat].length <= limit) return flat;
   return `${[...flat]
-    .slice(0, DESCRIPTION_CHARACTER_LIMIT - 1)
+    .slice(0, limit - 1)
     .join('')
     .replace(/\s+\S*$/, '')}…`;
+}
+
+/** One line within the description's character limit, cut at a word with an ellipsis. */
+export function clipDescription(text: string): string {
+  return clipLine(text, DESCRIPTION_CHARACTER_LIMIT);
 }
 
 /** Ever shorter word prefixes of a description, for fitting one that has no shorter variants. */
