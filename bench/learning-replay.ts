@@ -140,7 +140,7 @@ async function main(): Promise<void> {
   });
   const clustering = await clusterRuns(vectors, similarity, {
     linkage: synthesis.linkage,
-    maxComponentSize: synthesis.clusterMaxComponent,
+    denseComponentLimit: synthesis.clusterDenseComponentLimit,
   });
   const cut = values['no-variant-split']
     ? clustering.clusters

@@ -50,7 +50,7 @@ const environmentSchema = z
     SKILLSMITH_CLUSTER_TAU: fraction.optional(),
     SKILLSMITH_CLUSTER_GOAL_WEIGHT: fraction.optional(),
     SKILLSMITH_CLUSTER_TOOL_TAU: fraction.optional(),
-    SKILLSMITH_CLUSTER_MAX_COMPONENT: positiveInt.default(15_000),
+    SKILLSMITH_CLUSTER_MAX_COMPONENT: positiveInt.default(4_000),
     SKILLSMITH_MIN_OCCURRENCES: positiveInt.default(3),
     SKILLSMITH_MIN_SUCCESS_RATE: fraction.default(0.8),
     SKILLSMITH_MIN_STEPS: positiveInt.default(3),
@@ -171,8 +171,8 @@ export interface Config {
     clusterTau: number;
     clusterGoalWeight: number;
     clusterToolTau: number;
-    /** Largest threshold-graph component average/complete linkage clusters (ClusterComponentTooLarge past it). */
-    clusterMaxComponent: number;
+    /** Largest threshold-graph component clustered with a dense distance matrix; larger ones take the sparse chain. */
+    clusterDenseComponentLimit: number;
     minOccurrences: number;
     minSuccessRate: number;
     minSteps: number;
@@ -283,7 +283,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       clusterTau: e.SKILLSMITH_CLUSTER_TAU ?? clustering.clusterTau,
       clusterGoalWeight: e.SKILLSMITH_CLUSTER_GOAL_WEIGHT ?? clustering.goalWeight,
       clusterToolTau: e.SKILLSMITH_CLUSTER_TOOL_TAU ?? clustering.toolTau,
-      clusterMaxComponent: e.SKILLSMITH_CLUSTER_MAX_COMPONENT,
+      clusterDenseComponentLimit: e.SKILLSMITH_CLUSTER_MAX_COMPONENT,
       minOccurrences: e.SKILLSMITH_MIN_OCCURRENCES,
       minSuccessRate: e.SKILLSMITH_MIN_SUCCESS_RATE,
       minSteps: e.SKILLSMITH_MIN_STEPS,

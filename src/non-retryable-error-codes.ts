@@ -5,7 +5,6 @@
  * the error classes, so the two cannot drift.
  */
 export const NON_RETRYABLE_ERROR_CODES: readonly string[] = [
-  'ClusterComponentTooLarge',
   'EmbeddingDimensionMismatch',
   'EmbeddingModelUnavailable',
   'GoalsNotEmbedded',

@@ -15,7 +15,7 @@ describe('configuration', () => {
       clusterTau: 0.86,
       clusterGoalWeight: 0.5,
       clusterToolTau: 0.85,
-      clusterMaxComponent: 15_000,
+      clusterDenseComponentLimit: 4_000,
       minOccurrences: 3,
       minSuccessRate: 0.8,
       minSteps: 3,

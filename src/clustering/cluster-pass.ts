@@ -105,7 +105,7 @@ export async function clusterRunGoals(
   });
   const clustering = await clusterRuns(goalVectors, similarity, {
     linkage: synthesis.linkage,
-    maxComponentSize: synthesis.clusterMaxComponent,
+    denseComponentLimit: synthesis.clusterDenseComponentLimit,
   });
   // A cluster holding procedures its goals tell apart is split into them (goal-determined-variants.ts).
   const cut = splitClustersByGoalDeterminedVariants(

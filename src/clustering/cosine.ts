@@ -1,7 +1,10 @@
 /** The similarity of goal embeddings: cosine of unit vectors, accumulated in double. */
 
-/** Dot product accumulated in double, in a fixed order (symmetric: dot(a, b) === dot(b, a)). */
-export function dot(a: Float32Array, b: Float32Array): number {
+/**
+ * Dot product accumulated in double, in a fixed order (symmetric: dot(a, b) === dot(b, a)). Also
+ * takes sums of vectors held in double (a float32 vector copied to double gives the same result).
+ */
+export function dot(a: Float32Array | Float64Array, b: Float32Array | Float64Array): number {
   const length = a.length;
   let s0 = 0;
   let s1 = 0;

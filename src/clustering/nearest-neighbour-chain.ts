@@ -8,13 +8,19 @@
  * distances follow the Lance–Williams updates in the arithmetic `agnes` uses.
  *
  * Reducibility also lets the cut prune: a cluster whose nearest neighbour is farther than `h`
- * can never merge below `h`, so it is finished and leaves the search.
+ * can never merge below `h`, so it is finished and leaves the search. (A component too large for
+ * the matrix takes sparse-nearest-neighbour-chain.ts, which keeps only the pairs within `h`.)
  */
 export type Linkage = 'average' | 'complete' | 'single';
 
-/** Bytes of the condensed matrix for m members (what the memory limit is checked against). */
-export function condensedMatrixBytes(memberCount: number): number {
-  return ((memberCount * (memberCount - 1)) / 2) * Float64Array.BYTES_PER_ELEMENT;
+/**
+ * The Lance–Williams update: the distance from a third cluster to `keep` ∪ `gone`, given its
+ * distances to each and their sizes, in the arithmetic `agnes` uses (both chains share it).
+ */
+export function mergedDistance(linkage: Linkage, sizeKeep: number, toKeep: number, sizeGone: number, toGone: number): number {
+  if (linkage === 'single') return Math.min(toKeep, toGone);
+  if (linkage === 'complete') return Math.max(toKeep, toGone);
+  return (sizeKeep / (sizeKeep + sizeGone)) * toKeep + (sizeGone / (sizeKeep + sizeGone)) * toGone;
 }
 
 /**
@@ -85,19 +91,10 @@ export function nearestNeighbourChainCut(
     const gone = Math.max(a, nearest);
     const sizeKeep = size[keep]!;
     const sizeGone = size[gone]!;
-    const weightKeep = sizeKeep / (sizeKeep + sizeGone);
-    const weightGone = sizeGone / (sizeKeep + sizeGone);
     active[gone] = 0;
     for (let k = 0; k < m; k++) {
       if (!active[k] || k === keep) continue;
-      const toKeep = matrix[at(k, keep)]!;
-      const toGone = matrix[at(k, gone)]!;
-      matrix[at(k, keep)] =
-        linkage === 'single'
-          ? Math.min(toKeep, toGone)
-          : linkage === 'complete'
-            ? Math.max(toKeep, toGone)
-            : weightKeep * toKeep + weightGone * toGone;
+      matrix[at(k, keep)] = mergedDistance(linkage, sizeKeep, matrix[at(k, keep)]!, sizeGone, matrix[at(k, gone)]!);
     }
     size[keep] = sizeKeep + sizeGone;
     const kept = members[keep]!;

@@ -33,17 +33,47 @@ export interface SimilaritySettings {
   goalWeight: number;
 }
 
+/**
+ * What every edge satisfies, as one inner product the candidate search can compute in a matrix
+ * product: an edge has goalWeight·g + (1 − goalWeight)·(u_a · u_b) ≥ threshold, u being the
+ * procedures' tool vectors (`ProcedureTable.toolVector`, an upper bound of t). With goalWeight 1
+ * it is the goal cosine alone.
+ */
+export interface CandidateBound {
+  goalWeight: number;
+  threshold: number;
+}
+
+/** A set of runs reduced to what the mean distance to another set needs: its size, goal sum, procedures. */
+export interface RunSetSums {
+  count: number;
+  goalSum: Float64Array;
+  /** Runs per distinct trace (index as in `ProcedureTable.traceOfRun`). */
+  traces: Map<number, number>;
+}
+
+/**
+ * Exact mean distance between two disjoint sets of runs without visiting their pairs, for the
+ * designs whose distance is linear in the goal cosine and the tool similarity (`goal`, `mix`):
+ * the mean of a·b over the pairs is (Σa)·(Σb) / (|A|·|B|), the mean of t a sum over trace pairs.
+ */
+export interface MeanDistanceSums {
+  of(run: number): RunSetSums;
+  union(a: RunSetSums, b: RunSetSums): RunSetSums;
+  mean(a: RunSetSums, b: RunSetSums): number;
+}
+
 export interface RunSimilarity {
   /** Distance between runs a and b (symmetric, ≥ 0 for identical runs). */
   distance(a: number, b: number): number;
   /** Merges of height ≤ this are applied; pairs within it are the threshold graph's edges. */
   cutHeight: number;
-  /** No edge has a goal cosine below this: candidate pairs can be filtered on goal products alone. */
-  goalFloor: number;
-  /** False when no pair of these two distinct procedures can be an edge, whatever their goals. */
-  proceduresCanJoin(traceA: number, traceB: number): boolean;
+  /** What every edge satisfies, for the candidate search. */
+  candidateBound: CandidateBound;
   /** The procedure table behind the tool signal (absent for `goal`). */
   procedures?: ProcedureTable;
+  /** Present when the design's mean distance between sets of runs has a closed form. */
+  meanDistanceSums?: MeanDistanceSums;
 }
 
 const designs: readonly SimilarityDesign[] = ['goal', 'product', 'mix', 'gate'];
@@ -80,8 +110,37 @@ export function goalSimilarity(vectors: Float32Array[], similarityTau: number): 
   return {
     distance: (a, b) => cosineDistance(vectors[a]!, vectors[b]!),
     cutHeight: 1 - similarityTau,
-    goalFloor: similarityTau,
-    proceduresCanJoin: () => true,
+    candidateBound: { goalWeight: 1, threshold: similarityTau },
+    meanDistanceSums: linearMeanDistanceSums(vectors, 1),
+  };
+}
+
+/** Sums for d = 1 − (w·g + (1 − w)·t): mean = 1 − w·(ΣA·ΣB)/(|A||B|) − (1 − w)·Σ t / (|A||B|). */
+function linearMeanDistanceSums(vectors: Float32Array[], goalWeight: number, procedures?: ProcedureTable): MeanDistanceSums {
+  const toolWeight = 1 - goalWeight;
+  return {
+    of: (run) => ({
+      count: 1,
+      goalSum: Float64Array.from(vectors[run]!),
+      traces: new Map([[procedures ? procedures.traceOfRun[run]! : 0, 1]]),
+    }),
+    union: (a, b) => {
+      const goalSum = Float64Array.from(a.goalSum);
+      for (let k = 0; k < goalSum.length; k++) goalSum[k]! += b.goalSum[k]!;
+      const traces = new Map(a.traces);
+      for (const [trace, count] of b.traces) traces.set(trace, (traces.get(trace) ?? 0) + count);
+      return { count: a.count + b.count, goalSum, traces };
+    },
+    mean: (a, b) => {
+      const pairs = a.count * b.count;
+      const goalMean = dot(a.goalSum, b.goalSum) / pairs;
+      if (!procedures || toolWeight === 0) return 1 - goalMean;
+      let toolSum = 0;
+      for (const [traceA, countA] of a.traces) {
+        for (const [traceB, countB] of b.traces) toolSum += countA * countB * procedures.traceSimilarity(traceA, traceB);
+      }
+      return 1 - (goalWeight * goalMean + toolWeight * (toolSum / pairs));
+    },
   };
 }
 
@@ -94,9 +153,8 @@ export function runSimilarity(vectors: Float32Array[], procedures: ProcedureTabl
     return {
       distance: (a, b) => 1 - dot(vectors[a]!, vectors[b]!) * procedures.similarity(a, b),
       cutHeight: 1 - clusterTau,
-      goalFloor: clusterTau,
-      // g·t ≥ τ needs t ≥ τ / g, and g of unit vectors stored in float32 can exceed 1 by ~2e-4.
-      proceduresCanJoin: (traceA, traceB) => procedures.traceSimilarity(traceA, traceB) * 1.001 >= clusterTau,
+      // g·t ≥ τ with g, t ≥ 0 gives (g + t) / 2 ≥ √(g·t) ≥ √τ, and u_a·u_b ≥ t.
+      candidateBound: { goalWeight: 0.5, threshold: Math.sqrt(clusterTau) },
       procedures,
     };
   }
@@ -108,10 +166,9 @@ export function runSimilarity(vectors: Float32Array[], procedures: ProcedureTabl
     return {
       distance: (a, b) => 1 - (goalWeight * dot(vectors[a]!, vectors[b]!) + toolWeight * procedures.similarity(a, b)),
       cutHeight: 1 - clusterTau,
-      // w·g + (1 − w)·1 ≥ τ; g of float32 unit vectors may exceed 1 by ~2e-4, so t gets the same slack.
-      goalFloor: (clusterTau - toolWeight) / goalWeight,
-      proceduresCanJoin: (traceA, traceB) => goalWeight * 1.001 + toolWeight * procedures.traceSimilarity(traceA, traceB) >= clusterTau,
+      candidateBound: { goalWeight, threshold: clusterTau },
       procedures,
+      meanDistanceSums: linearMeanDistanceSums(vectors, goalWeight, procedures),
     };
   }
   assertFraction('goalTau', goalTau, { below1: true });
@@ -125,8 +182,8 @@ export function runSimilarity(vectors: Float32Array[], procedures: ProcedureTabl
       return toolPart <= 1 ? goalPart : Math.max(goalPart, toolPart);
     },
     cutHeight: 1,
-    goalFloor: goalTau,
-    proceduresCanJoin: (traceA, traceB) => (1 - procedures.traceSimilarity(traceA, traceB)) / toolScale <= 1,
+    // An edge has g ≥ τ_goal and t ≥ τ_tool, so their mean reaches the mean of the two.
+    candidateBound: { goalWeight: 0.5, threshold: (goalTau + toolTau) / 2 },
     procedures,
   };
 }

@@ -6,16 +6,17 @@
  * distance exceeds the cut), so each component can be clustered alone.
  *
  * The similarity is exact — plain Float32Array dot products accumulated in double — and the
- * edge test uses the very `cosineDistance` value the clustering sees, so the decomposition and
- * the clustering agree to the last bit. Small sets compare every pair in blocks; large ones take
- * candidate pairs from blocked float32 matrix products (onnxruntime's GEMM, see
- * similarity-candidates.ts) with a margin far above float32 error, and re-check each candidate
- * exactly. (Triangle-inequality pivot pruning was tried and pruned almost nothing on 384-d
- * goal-like data: in high dimensions every pivot is far from most of its group.)
+ * edge test uses the very distance value the clustering sees, so the decomposition and the
+ * clustering agree to the last bit; every edge is kept with that distance (the sparse chain
+ * clusters a large component from them). Small sets compare every pair in blocks; large ones take
+ * candidate pairs from blocked float32 matrix products of the similarity's candidate bound
+ * (onnxruntime's GEMM, see similarity-candidates.ts) with a margin far above float32 error, and
+ * re-check each candidate exactly. (Triangle-inequality pivot pruning was tried and pruned almost
+ * nothing on 384-d goal-like data: in high dimensions every pivot is far from most of its group.)
  */
 import { dot } from './cosine.ts';
 import { goalSimilarity, type RunSimilarity } from './run-similarity.ts';
-import { candidateMargin, forEachCandidatePair } from './similarity-candidates.ts';
+import { forEachCandidatePair } from './similarity-candidates.ts';
 
 /** Inputs must be unit vectors up to this much (pgvector round trips keep ~1e-7). */
 export const unitNormTolerance = 1e-4;
@@ -24,13 +25,49 @@ const directComparisonLimit = 1500;
 /** Rows per block in the direct comparison (keeps a block of rows hot in cache). */
 const blockRows = 64;
 
+/** Threshold-graph edges, as parallel arrays (the first `count` entries are used). */
+export interface EdgeList {
+  count: number;
+  from: Int32Array;
+  to: Int32Array;
+  distance: Float64Array;
+}
+
 export interface TauComponents {
   /** Each component's member indices, ascending; components ordered by their first member. */
   components: number[][];
-  /** Edges found (pairs already known to share a component are not compared, so not counted). */
+  /** Every edge (distance ≤ the cut height), with its exact distance. */
+  edges: EdgeList;
   edgeCount: number;
-  /** Pairs whose exact distance was computed (candidates not already known to be connected). */
+  /** Pairs whose exact distance was computed (candidates of the matrix products, or every pair). */
   comparedPairs: number;
+}
+
+function growableEdges(): EdgeList & { push(from: number, to: number, distance: number): void } {
+  const edges = {
+    count: 0,
+    from: new Int32Array(1024),
+    to: new Int32Array(1024),
+    distance: new Float64Array(1024),
+    push(from: number, to: number, distance: number) {
+      if (edges.count === edges.from.length) {
+        const capacity = edges.count * 2;
+        const grow = <T extends Int32Array | Float64Array>(array: T, make: (size: number) => T): T => {
+          const grown = make(capacity);
+          grown.set(array);
+          return grown;
+        };
+        edges.from = grow(edges.from, (size) => new Int32Array(size));
+        edges.to = grow(edges.to, (size) => new Int32Array(size));
+        edges.distance = grow(edges.distance, (size) => new Float64Array(size));
+      }
+      edges.from[edges.count] = from;
+      edges.to[edges.count] = to;
+      edges.distance[edges.count] = distance;
+      edges.count++;
+    },
+  };
+  return edges;
 }
 
 class UnionFind {
@@ -99,31 +136,32 @@ export async function tauComponents(
 }
 
 /**
- * Groups of runs whose procedures could join at all: connected components of the distinct
- * procedures under `proceduresCanJoin`. No edge crosses two groups, so each is searched alone.
+ * Runs ordered so that alike procedures sit together (the candidate search's column blocks then
+ * have tight tool maxima): by their procedure's tools, most used tools first, then by procedure.
  */
-function procedureGroups(count: number, similarity: RunSimilarity): number[][] {
+function procedureOrder(count: number, similarity: RunSimilarity): number[] {
+  const order = Array.from({ length: count }, (_, index) => index);
   const procedures = similarity.procedures;
-  if (!procedures) return [Array.from({ length: count }, (_, index) => index)];
-  const distinct = procedures.distinctCount;
-  const traces = new UnionFind(distinct);
-  for (let a = 0; a < distinct; a++) {
-    for (let b = 0; b < a; b++) if (similarity.proceduresCanJoin(a, b)) traces.union(a, b);
-  }
-  const byRoot = new Map<number, number[]>();
-  for (let run = 0; run < count; run++) {
-    const root = traces.find(procedures.traceOfRun[run]!);
-    const members = byRoot.get(root);
-    if (members) members.push(run);
-    else byRoot.set(root, [run]);
-  }
-  return [...byRoot.values()];
+  if (!procedures || similarity.candidateBound.goalWeight === 1) return order;
+  const use = new Float64Array(procedures.toolDimension);
+  for (let run = 0; run < count; run++) for (const axis of procedures.toolVector(procedures.traceOfRun[run]!).axes) use[axis]!++;
+  const keys = Array.from({ length: procedures.distinctCount }, (_, trace) =>
+    [...procedures.toolVector(trace).axes].sort((a, b) => use[b]! - use[a]! || a - b),
+  );
+  const compareTraces = (a: number, b: number): number => {
+    const keyA = keys[a]!;
+    const keyB = keys[b]!;
+    for (let k = 0; k < Math.min(keyA.length, keyB.length); k++) if (keyA[k] !== keyB[k]) return keyA[k]! - keyB[k]!;
+    return keyA.length - keyB.length || a - b;
+  };
+  const traceOfRun = procedures.traceOfRun;
+  return order.sort((a, b) => compareTraces(traceOfRun[a]!, traceOfRun[b]!) || a - b);
 }
 
 /**
- * Connected components of a run similarity's threshold graph (distance ≤ its cut height).
- * Candidates come from goal products at the similarity's goal floor, within groups of runs whose
- * procedures can join; each candidate is decided by the exact distance the clustering uses.
+ * Connected components of a run similarity's threshold graph (distance ≤ its cut height), with
+ * every edge. Candidates come from the similarity's candidate bound in matrix products; each
+ * candidate is decided by the exact distance the clustering uses.
  */
 export async function thresholdComponents(
   vectors: Float32Array[],
@@ -133,38 +171,43 @@ export async function thresholdComponents(
   assertUnitVectors(vectors);
   const n = vectors.length;
   const height = similarity.cutHeight;
-  const traceOfRun = similarity.procedures?.traceOfRun;
   const unionFind = new UnionFind(n);
-  let edgeCount = 0;
+  const edges = growableEdges();
   let comparedPairs = 0;
 
   const link = (i: number, j: number): void => {
-    // Only connectivity matters: a pair already in one component needs no distance.
-    if (unionFind.find(i) === unionFind.find(j)) return;
-    if (traceOfRun && !similarity.proceduresCanJoin(traceOfRun[i]!, traceOfRun[j]!)) return;
     comparedPairs++;
-    if (similarity.distance(i, j) <= height) {
-      edgeCount++;
+    const distance = similarity.distance(i, j);
+    if (distance <= height) {
+      edges.push(i, j, distance);
       unionFind.union(i, j);
     }
   };
 
   const candidates = options.candidates ?? 'auto';
-  for (const group of procedureGroups(n, similarity)) {
-    const size = group.length;
-    const allPairs = candidates === 'all-pairs' || (candidates === 'auto' && size <= directComparisonLimit);
-    if (allPairs) {
-      for (let blockStart = 0; blockStart < size; blockStart += blockRows) {
-        const blockEnd = Math.min(size, blockStart + blockRows);
-        for (let j = blockStart; j < size; j++) {
-          const rowEnd = Math.min(blockEnd, j);
-          for (let i = blockStart; i < rowEnd; i++) link(group[i]!, group[j]!);
-        }
+  const allPairs = candidates === 'all-pairs' || (candidates === 'auto' && n <= directComparisonLimit);
+  if (allPairs) {
+    for (let blockStart = 0; blockStart < n; blockStart += blockRows) {
+      const blockEnd = Math.min(n, blockStart + blockRows);
+      for (let j = blockStart; j < n; j++) {
+        const rowEnd = Math.min(blockEnd, j);
+        for (let i = blockStart; i < rowEnd; i++) link(i, j);
       }
-    } else {
-      const groupVectors = group.map((run) => vectors[run]!);
-      await forEachCandidatePair(groupVectors, similarity.goalFloor - candidateMargin, (i, j) => link(group[i]!, group[j]!));
     }
+  } else {
+    const order = procedureOrder(n, similarity);
+    const procedures = similarity.procedures;
+    await forEachCandidatePair(
+      {
+        goals: order.map((run) => vectors[run]!),
+        tools: procedures && {
+          vectors: order.map((run) => procedures.toolVector(procedures.traceOfRun[run]!)),
+          dimension: procedures.toolDimension,
+        },
+        bound: similarity.candidateBound,
+      },
+      (i, j) => link(order[i]!, order[j]!),
+    );
   }
 
   const byRoot = new Map<number, number[]>();
@@ -175,5 +218,5 @@ export async function thresholdComponents(
     else byRoot.set(root, [i]);
   }
   const components = [...byRoot.values()].sort((a, b) => a[0]! - b[0]!);
-  return { components, edgeCount, comparedPairs };
+  return { components, edges, edgeCount: edges.count, comparedPairs };
 }

@@ -54,6 +54,20 @@ function similarityOfTokens(a: ArrayLike<number>, b: ArrayLike<number>): number 
   return total === 0 ? 1 : (2 * longestCommonSubsequence(a, b)) / total;
 }
 
+/** A non-negative unit vector over `ProcedureTable.toolDimension` axes, by its non-zero entries. */
+export interface SparseToolVector {
+  axes: Int32Array;
+  values: Float64Array;
+}
+
+function toolVectorOf(tokens: Int32Array, emptyAxis: number): SparseToolVector {
+  if (tokens.length === 0) return { axes: Int32Array.of(emptyAxis), values: Float64Array.of(1) };
+  const counts = new Map<number, number>();
+  for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
+  const axes = Int32Array.from([...counts.keys()].sort((a, b) => a - b));
+  return { axes, values: Float64Array.from(axes, (axis) => Math.sqrt(counts.get(axis)! / tokens.length)) };
+}
+
 /** Up to this many distinct traces the pairwise similarities are tabulated (4,096² doubles = 128 MiB). */
 const tabulatedTraceLimit = 4096;
 
@@ -67,8 +81,13 @@ export class ProcedureTable {
   /** For each run, the index of its distinct trace. */
   readonly traceOfRun: Int32Array;
   readonly distinctCount: number;
+  /** Axes of `toolVector`: one per distinct tool, and a last one for the empty trace. */
+  readonly toolDimension: number;
   private readonly distinct: Int32Array[] = [];
   private readonly table: Float64Array | undefined;
+  /** Past `tabulatedTraceLimit`, the pairs computed so far (a pass asks for the same pairs again). */
+  private readonly computed = new Map<number, number>();
+  private readonly toolVectors: SparseToolVector[];
 
   constructor(traces: readonly ProcedureTrace[]) {
     const toolIds = new Map<string, number>();
@@ -90,6 +109,8 @@ export class ProcedureTable {
     });
     const count = this.distinct.length;
     this.distinctCount = count;
+    this.toolDimension = toolIds.size + 1;
+    this.toolVectors = this.distinct.map((tokens) => toolVectorOf(tokens, toolIds.size));
     if (count <= tabulatedTraceLimit) {
       const table = new Float64Array(count * count);
       for (let i = 0; i < count; i++) {
@@ -111,7 +132,21 @@ export class ProcedureTable {
   /** The similarity of two distinct traces (indices as in `traceOfRun`), in [0, 1]; symmetric. */
   traceSimilarity(traceA: number, traceB: number): number {
     if (this.table) return this.table[traceA * this.distinctCount + traceB]!;
-    return traceA === traceB ? 1 : this.computeSimilarity(Math.min(traceA, traceB), Math.max(traceA, traceB));
+    if (traceA === traceB) return 1;
+    const key = Math.min(traceA, traceB) * this.distinctCount + Math.max(traceA, traceB);
+    let value = this.computed.get(key);
+    if (value === undefined) this.computed.set(key, (value = this.computeSimilarity(Math.min(traceA, traceB), Math.max(traceA, traceB))));
+    return value;
+  }
+
+  /**
+   * A unit vector per distinct trace whose inner products bound the similarity from above:
+   * t(a, b) ≤ u_a · u_b with u_a[tool] = √(count_a(tool) / |a|), because LCS ≤ Σ min(count_a, count_b)
+   * ≤ Σ √(count_a · count_b) and 2 / (|a| + |b|) ≤ 1 / √(|a|·|b|). The empty trace (similarity 1 to
+   * itself, 0 to any other) is its own axis. Candidate searches carry the tool signal this way.
+   */
+  toolVector(trace: number): SparseToolVector {
+    return this.toolVectors[trace]!;
   }
 
   /** The tool-sequence similarity of runs `a` and `b`, in [0, 1]; symmetric. */

@@ -2,13 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { clusterRuns, clusterVectors, type ClusterLinkage } from '../../src/clustering/cluster-goals.ts';
 import { nearestNeighbourChainCut } from '../../src/clustering/nearest-neighbour-chain.ts';
 import {
+  meansByVisitingPairs,
+  sparseEdgesOf,
+  sparseNearestNeighbourChainCut,
+} from '../../src/clustering/sparse-nearest-neighbour-chain.ts';
+import {
   goalSimilarity,
   runSimilarity,
   type RunSimilarity,
   type SimilarityDesign,
   type SimilaritySettings,
 } from '../../src/clustering/run-similarity.ts';
-import { tauComponents } from '../../src/clustering/tau-components.ts';
+import { tauComponents, thresholdComponents } from '../../src/clustering/tau-components.ts';
 import { ProcedureTable, type ProcedureTrace } from '../../src/clustering/tool-sequence-similarity.ts';
 import { createSeededRandom } from '../../src/runs/seeded-random.ts';
 import { wholeSetPartition } from '../support/reference-clustering.ts';
@@ -35,8 +40,13 @@ async function expectSamePartitionAsWholeSet(vectors: Float32Array[], similarity
   return ours;
 }
 
-async function expectSameRunPartitionAsWholeSet(vectors: Float32Array[], similarity: RunSimilarity, linkage: ClusterLinkage) {
-  const ours = await clusterRuns(vectors, similarity, { linkage });
+async function expectSameRunPartitionAsWholeSet(
+  vectors: Float32Array[],
+  similarity: RunSimilarity,
+  linkage: ClusterLinkage,
+  denseComponentLimit?: number,
+) {
+  const ours = await clusterRuns(vectors, similarity, { linkage, denseComponentLimit });
   const whole = wholeSetPartition(vectors.length, similarity, linkage);
   expect(canonical(withSingletons(vectors.length, ours.clusters))).toBe(canonical(whole));
   return ours;
@@ -103,6 +113,72 @@ describe('the nearest-neighbour chain equals ml-hclust on the whole set', () => 
   }
 });
 
+/** Every pair within the similarity's cut, as the sparse chain takes them. */
+function edgesWithinCut(count: number, similarity: RunSimilarity) {
+  const from: number[] = [];
+  const to: number[] = [];
+  const distance: number[] = [];
+  for (let j = 0; j < count; j++) {
+    for (let i = 0; i < j; i++) {
+      const value = similarity.distance(i, j);
+      if (value <= similarity.cutHeight) {
+        from.push(i);
+        to.push(j);
+        distance.push(value);
+      }
+    }
+  }
+  return sparseEdgesOf(count, { count: from.length, from, to, distance });
+}
+
+describe('the sparse nearest-neighbour chain equals ml-hclust and the dense chain', () => {
+  const designs: SimilaritySettings[] = [
+    { design: 'goal', goalTau: 0.6, clusterTau: 0, toolTau: 0, goalWeight: 0 },
+    { design: 'mix', goalTau: 0, clusterTau: 0.7, toolTau: 0, goalWeight: 0.5 },
+    { design: 'product', goalTau: 0, clusterTau: 0.6, toolTau: 0, goalWeight: 0 },
+    { design: 'gate', goalTau: 0.6, clusterTau: 0, toolTau: 0.6, goalWeight: 0 },
+  ];
+  for (const settings of designs) {
+    for (const linkage of linkages) {
+      it(`${settings.design}, ${linkage} linkage: one tangled component of 300 runs, pairs beyond the cut never stored`, () => {
+        const vectors = randomUnitVectors(300, 4, 31);
+        const procedures = new ProcedureTable(randomTraces(300, 31));
+        const similarity = runSimilarity(vectors, procedures, settings);
+        const edges = edgesWithinCut(300, similarity);
+        // The data must exercise the sparse path: most pairs are missing, clusters form inside.
+        expect(edges.neighbours.length / 2).toBeLessThan((300 * 299) / 2 / 3);
+        const whole = canonical(wholeSetPartition(300, similarity, linkage));
+        const dense = canonical(nearestNeighbourChainCut(300, similarity.distance, linkage, similarity.cutHeight));
+        const byPairs = sparseNearestNeighbourChainCut(
+          300,
+          edges,
+          linkage,
+          similarity.cutHeight,
+          meansByVisitingPairs(similarity.distance),
+        );
+        expect(canonical(byPairs)).toBe(whole);
+        expect(dense).toBe(whole);
+        if (linkage !== 'single') expect(byPairs.filter((part) => part.length > 1).length).toBeGreaterThan(10);
+        const sums = similarity.meanDistanceSums;
+        if (sums) {
+          expect(canonical(sparseNearestNeighbourChainCut(300, edges, linkage, similarity.cutHeight, sums))).toBe(whole);
+        }
+      });
+    }
+  }
+
+  it('clusterRuns takes the sparse chain for a component past the dense limit and gives the same partition', async () => {
+    const vectors = randomUnitVectors(400, 5, 41);
+    const procedures = new ProcedureTable(randomTraces(400, 41));
+    const similarity = runSimilarity(vectors, procedures, designs[1]!);
+    const dense = await clusterRuns(vectors, similarity, { linkage: 'average' });
+    const sparse = await clusterRuns(vectors, similarity, { linkage: 'average', denseComponentLimit: 10 });
+    expect(sparse.largestComponentSize).toBeGreaterThan(10);
+    expect(sparse.clusters).toEqual(dense.clusters);
+    expect(canonical(withSingletons(400, sparse.clusters))).toBe(canonical(wholeSetPartition(400, similarity, 'average')));
+  });
+});
+
 describe('procedure-aware clustering equals ml-hclust on the whole set under the same similarity', () => {
   const designs: SimilaritySettings[] = [
     { design: 'product', goalTau: 0, clusterTau: 0.75, toolTau: 0, goalWeight: 0 },
@@ -134,11 +210,12 @@ describe('procedure-aware clustering equals ml-hclust on the whole set under the
         fc.double({ min: 0.3, max: 0.95, noNaN: true }),
         fc.double({ min: 0.2, max: 0.8, noNaN: true }),
         fc.constantFrom<ClusterLinkage>('average', 'complete', 'single'),
-        async (seed, count, dimension, design, tau, toolTau, goalWeight, linkage) => {
+        fc.constantFrom(undefined, 2),
+        async (seed, count, dimension, design, tau, toolTau, goalWeight, linkage, denseComponentLimit) => {
           const vectors = randomUnitVectors(count, dimension, seed);
           const procedures = new ProcedureTable(randomTraces(count, seed));
           const similarity = runSimilarity(vectors, procedures, { design, goalTau: tau, clusterTau: tau, toolTau, goalWeight });
-          await expectSameRunPartitionAsWholeSet(vectors, similarity, linkage);
+          await expectSameRunPartitionAsWholeSet(vectors, similarity, linkage, denseComponentLimit);
         },
       ),
       { numRuns: 150, seed: 20261201 },
@@ -161,6 +238,24 @@ describe('tauComponents', () => {
     const product = await tauComponents(vectors, 0.9, { candidates: 'matrix-product' });
     const allPairs = await tauComponents(vectors, 0.9, { candidates: 'all-pairs' });
     expect(product.components).toEqual(allPairs.components);
+  });
+
+  it('finds the same components and edges from the procedure-aware bound as from every pair (mix, product and gate)', async () => {
+    const vectors = randomUnitVectors(1200, 6, 13);
+    const procedures = new ProcedureTable(randomTraces(1200, 13));
+    for (const settings of [
+      { design: 'mix', goalTau: 0, clusterTau: 0.8, toolTau: 0, goalWeight: 0.5 },
+      { design: 'product', goalTau: 0, clusterTau: 0.7, toolTau: 0, goalWeight: 0 },
+      { design: 'gate', goalTau: 0.8, clusterTau: 0, toolTau: 0.7, goalWeight: 0 },
+    ] satisfies SimilaritySettings[]) {
+      const similarity = runSimilarity(vectors, procedures, settings);
+      const product = await thresholdComponents(vectors, similarity, { candidates: 'matrix-product' });
+      const allPairs = await thresholdComponents(vectors, similarity, { candidates: 'all-pairs' });
+      expect(product.components).toEqual(allPairs.components);
+      expect(product.edgeCount).toBe(allPairs.edgeCount);
+      // The tool signal prunes: far fewer pairs reach the exact check than every pair.
+      expect(product.comparedPairs).toBeLessThan(allPairs.comparedPairs / 3);
+    }
   });
 
   it('refuses vectors that are not L2-normalised', async () => {

@@ -76,4 +76,32 @@ describe('tool-sequence similarity', () => {
     expect(longestCommonSubsequence([1, 2, 3, 4, 5], [2, 4, 5, 1])).toBe(3);
     expect(longestCommonSubsequence([], [1])).toBe(0);
   });
+
+  it("bounds every similarity from above by the inner product of the traces' tool vectors (property)", async () => {
+    const { default: fc } = await import('fast-check');
+    const trace = fc.array(fc.constantFrom('a', 'b', 'c', 'd', 'e'), { maxLength: 8 });
+    fc.assert(
+      fc.property(trace, trace, (a, b) => {
+        const table = new ProcedureTable([{ tools: a }, { tools: b }]);
+        const [u, v] = [0, 1].map((run) => table.toolVector(table.traceOfRun[run]!));
+        let product = 0;
+        u!.axes.forEach((axis, index) => {
+          const at = v!.axes.indexOf(axis);
+          if (at !== -1) product += u!.values[index]! * v!.values[at]!;
+        });
+        expect(product + 1e-12).toBeGreaterThanOrEqual(table.similarity(0, 1));
+        // Unit vectors: the same trace reaches 1 exactly, so a procedure's own runs are never pruned.
+        expect(u!.values.reduce((sum, value) => sum + value * value, 0)).toBeCloseTo(1, 12);
+      }),
+      { numRuns: 500, seed: 20261201 },
+    );
+  });
+
+  it('computes a pair past the tabulated limit once and gives the tabulated value', () => {
+    const traces = Array.from({ length: 4200 }, (_, index) => completed(...booking.slice(0, 2), `tool-${index}`));
+    const large = new ProcedureTable(traces);
+    expect(large.distinctCount).toBe(4200);
+    expect(large.similarity(7, 4100)).toBe(toolSequenceSimilarity(traces[7]!, traces[4100]!));
+    expect(large.similarity(4100, 7)).toBe(large.similarity(7, 4100));
+  });
 });
