@@ -79,7 +79,7 @@ export async function waitForTemporal(address: string, timeoutMs: number, exited
 }
 
 /** The process `ps` lists for `pid`: its state and command line, or undefined when there is none (or it is a zombie). */
-function runningCommand(pid: number): Promise<string | undefined> {
+export function runningCommand(pid: number): Promise<string | undefined> {
   return new Promise((done) => {
     execFile('ps', ['-o', 'stat=,command=', '-p', String(pid)], (error, stdout) => {
       const line = stdout.trim();

@@ -4,20 +4,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, startTemporalDevServer } from '../../src/infra/temporal-dev-server.ts';
+import { freePort, runningCommand, startTemporalDevServer } from '../../src/infra/temporal-dev-server.ts';
 import { until } from '../support/until.ts';
 
 const moduleUrl = new URL('../../src/infra/temporal-dev-server.ts', import.meta.url).href;
 const cliPath = process.env.TEMPORAL_CLI_PATH ?? resolve(fileURLToPath(new URL('../../.skillsmith/bin/temporal-1.9.1', import.meta.url)));
 
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
+const alive = async (pid: number) => (await runningCommand(pid)) !== undefined;
 
 /**
  * Found by the fault suite (bench/faults.ts): `up` SIGKILLed leaves its Temporal dev server
@@ -56,23 +49,25 @@ describe('the stack Temporal dev server after its owner was SIGKILLed', () => {
     });
     // The server is the owner's child (what `up` starts); killed, the owner leaves it to init.
     const leftover = Number(
-      execFileSync('ps', ['-o', 'pid=', '--ppid', String(owner.pid)], { encoding: 'utf8' })
-        .trim()
-        .split('\n')[0],
+      execFileSync('ps', ['-o', 'pid=,command=', '--ppid', String(owner.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .find((line) => line.includes(options.dbFile))
+        ?.trim()
+        .split(' ')[0],
     );
     await new Promise<void>((done) => {
       owner.once('exit', () => done());
       owner.kill('SIGKILL');
     });
-    expect(alive(leftover)).toBe(true);
+    expect(await alive(leftover)).toBe(true);
 
-    const server = await startTemporalDevServer(options).catch((error: Error) => {
-      if (alive(leftover)) process.kill(leftover, 'SIGKILL');
+    const server = await startTemporalDevServer(options).catch(async (error: Error) => {
+      if (await alive(leftover)) process.kill(leftover, 'SIGKILL');
       throw error;
     });
     try {
       expect(server.address).toBe(`127.0.0.1:${options.port}`);
-      await until('the leftover server to be gone', async () => (alive(leftover) ? undefined : true), {
+      await until('the leftover server to be gone', async () => ((await alive(leftover)) ? undefined : true), {
         timeoutMs: 5_000,
         intervalMs: 100,
       });
