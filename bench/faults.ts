@@ -192,7 +192,11 @@ async function stackLogSince(): Promise<string> {
         entry = { level: 50, msg: line.slice(0, 120) };
       }
       if ((entry.level ?? 0) < 40) continue;
-      const key = `${entry.level === 40 ? 'warn' : 'error'} "${entry.msg ?? ''}"${entry.err?.message ? `: ${entry.err.message.slice(0, 100)}` : ''}`;
+      // One line per kind: ids, names and counts vary between otherwise equal messages.
+      const message = (entry.msg ?? '')
+        .replace(/^\[(TMPRL\d+)\] \S+/, '[$1] …')
+        .replace(/^procedure \S+ disabled: .*/, 'procedure … disabled (its observed success rate fell below the minimum)');
+      const key = `${entry.level === 40 ? 'warn' : 'error'} "${message}"${entry.err?.message ? `: ${entry.err.message.slice(0, 100)}` : ''}`;
       counts.set(key, (counts.get(key) ?? 0) + 1);
     }
   }
