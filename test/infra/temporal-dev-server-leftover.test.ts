@@ -20,7 +20,10 @@ const alive = async (pid: number) => (await runningCommand(pid)) !== undefined;
  */
 describe('the stack Temporal dev server after its owner was SIGKILLed', () => {
   const homes: string[] = [];
+  /** Processes a failed case could leave behind: the owner and the server it started. */
+  const strays: number[] = [];
   afterAll(async () => {
+    for (const pid of strays) if (await alive(pid)) process.kill(pid, 'SIGKILL');
     for (const home of homes) await rm(home, { recursive: true, force: true });
   });
 
@@ -43,6 +46,7 @@ describe('the stack Temporal dev server after its owner was SIGKILLed', () => {
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
     );
+    strays.push(owner.pid!);
     await new Promise<void>((done, failed) => {
       owner.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && done());
       owner.once('exit', (code) => failed(new Error(`the owner exited ${code} before the server was up`)));
@@ -55,16 +59,14 @@ describe('the stack Temporal dev server after its owner was SIGKILLed', () => {
         ?.trim()
         .split(' ')[0],
     );
+    strays.push(leftover);
     await new Promise<void>((done) => {
       owner.once('exit', () => done());
       owner.kill('SIGKILL');
     });
-    expect(await alive(leftover)).toBe(true);
+    expect(await alive(leftover), 'the server outlives its SIGKILLed owner (else there is nothing left to stop)').toBe(true);
 
-    const server = await startTemporalDevServer(options).catch(async (error: Error) => {
-      if (await alive(leftover)) process.kill(leftover, 'SIGKILL');
-      throw error;
-    });
+    const server = await startTemporalDevServer(options);
     try {
       expect(server.address).toBe(`127.0.0.1:${options.port}`);
       await until('the leftover server to be gone', async () => ((await alive(leftover)) ? undefined : true), {
