@@ -36,6 +36,7 @@ import { createPool } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrations.ts';
 import { createServices } from '../src/app/services.ts';
 import { createWorker } from '../workers/worker.ts';
+import { offerPaced } from './paced-senders.ts';
 
 const { values } = parseArgs({
   options: {
@@ -74,28 +75,18 @@ async function offer<T>(
 ): Promise<{ seconds: number; sentAt: number[]; answered: number[]; failed: number }> {
   const sentAt: number[] = [];
   const answered: number[] = [];
-  let next = 0;
   let failed = 0;
   const started = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        if (rate !== undefined) {
-          const due = started + (index * 1000) / rate;
-          if (due > performance.now()) await sleep(due - performance.now());
-        }
-        sentAt[index] = performance.now();
-        try {
-          await send(items[index]!);
-          answered.push(performance.now() - sentAt[index]);
-        } catch (error) {
-          failed += 1;
-          if (failed <= 3) console.error(`send failed: ${(error as Error).message}`);
-        }
-      }
-    }),
-  );
+  await offerPaced(items.length, { concurrency, rate }, async (index) => {
+    sentAt[index] = performance.now();
+    try {
+      await send(items[index]!);
+      answered.push(performance.now() - sentAt[index]);
+    } catch (error) {
+      failed += 1;
+      if (failed <= 3) console.error(`send failed: ${(error as Error).message}`);
+    }
+  });
   return { seconds: (performance.now() - started) / 1000, sentAt, answered, failed };
 }
 

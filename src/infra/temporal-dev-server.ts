@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -78,6 +78,44 @@ export async function waitForTemporal(address: string, timeoutMs: number, exited
   throw new Error(`temporal dev server at ${address} did not answer within ${timeoutMs} ms: ${lastError}`);
 }
 
+/** The process `ps` lists for `pid`: its state and command line, or undefined when there is none (or it is a zombie). */
+export function runningCommand(pid: number): Promise<string | undefined> {
+  return new Promise((done) => {
+    execFile('ps', ['-o', 'stat=,command=', '-p', String(pid)], (error, stdout) => {
+      const line = stdout.trim();
+      done(error || !line || line.startsWith('Z') ? undefined : line);
+    });
+  });
+}
+
+/**
+ * Stops the dev server that a process killed without its shutdown (SIGKILL of `up`) left running
+ * on `dbFile`: named by the pid file, confirmed by its command line (a pid is reused), SIGTERM,
+ * then SIGKILL after 10 s. Left alone it keeps the port and the history file, and the next
+ * start fails with "address already in use" (found by the fault suite, bench/faults.ts).
+ */
+async function stopLeftoverServer(dbFile: string, onProgress?: (message: string) => void): Promise<void> {
+  const pidFile = `${dbFile}.pid`;
+  const pid = Number((await readFile(pidFile, 'utf8').catch(() => '')).trim());
+  if (Number.isInteger(pid) && pid > 0 && (await runningCommand(pid))?.includes(`--db-filename ${dbFile}`)) {
+    onProgress?.(`stopping the Temporal dev server (pid ${pid}) a killed stack left running on ${dbFile}`);
+    for (const [signal, waitMs] of [
+      ['SIGTERM', 10_000],
+      ['SIGKILL', 5_000],
+    ] as const) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        break;
+      }
+      const deadline = Date.now() + waitMs;
+      while ((await runningCommand(pid)) && Date.now() < deadline) await new Promise((done) => setTimeout(done, 100));
+      if (!(await runningCommand(pid))) break;
+    }
+  }
+  await rm(pidFile, { force: true });
+}
+
 /**
  * Starts `temporal server start-dev` (with its Web UI unless headless), waits until it answers,
  * and returns how to reach and stop it. Where no CLI can be found or provisioned, falls back to
@@ -102,6 +140,8 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   if (options.dbFile) args.push('--db-filename', options.dbFile);
   for (const [key, type] of Object.entries(options.searchAttributes ?? {})) args.push('--search-attribute', `${key}=${type}`);
 
+  // A persistent server is the stack's: one a killed stack left on the same history goes first.
+  if (options.dbFile) await stopLeftoverServer(options.dbFile, options.onProgress);
   const logDirectory = resolve(options.home, 'logs');
   await mkdir(logDirectory, { recursive: true });
   const log = createWriteStream(resolve(logDirectory, `temporal-${port}.log`));
@@ -115,6 +155,8 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   child.once('error', (error) => {
     exitReason = error.message;
   });
+  const pidFile = options.dbFile && child.pid !== undefined ? `${options.dbFile}.pid` : undefined;
+  if (pidFile) await writeFile(pidFile, `${child.pid}\n`);
 
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
@@ -124,6 +166,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     await exited;
     clearTimeout(forced);
     log.end();
+    if (pidFile) await rm(pidFile, { force: true });
   };
   try {
     await waitForTemporal(address, options.startTimeoutMs ?? 60_000, () => exitReason);

@@ -308,7 +308,14 @@ export async function setProcedureEnabled(db: Queryable, tenantId: string, name:
 
 export async function touchProcedures(db: Queryable, tenantId: string, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db.query(`UPDATE procedures SET last_used_at = now() WHERE tenant_id = $1 AND id = ANY($2::uuid[])`, [tenantId, ids]);
+  // Rows locked in id order, as lockProcedures (the track record) takes them: a plain UPDATE locks
+  // them in the order its scan meets them, and the two deadlocked under load (the fault suite).
+  await db.query(
+    `UPDATE procedures p SET last_used_at = now()
+       FROM (SELECT id FROM procedures WHERE tenant_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR UPDATE) locked
+      WHERE p.tenant_id = $1 AND p.id = locked.id`,
+    [tenantId, ids],
+  );
 }
 
 export async function findProceduresByName(db: Queryable, tenantId: string, names: string[]): Promise<Procedure[]> {

@@ -1,5 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { reportRunCompleted } from '../../src/client/run-intake-client.ts';
@@ -14,24 +13,9 @@ import type { PassRecord } from '../../src/synthesis/pass-record.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { requireTestModel, testModelDir } from '../support/test-model.ts';
 import { until } from '../support/until.ts';
+import { killProcess as kill, passSkills, revisionGaps, startWorkerProcess } from '../support/pass-faults.ts';
 import { activateTenants } from '../support/rollout.ts';
 import { createConfiguredRolloutGate } from '../../src/rollout/rollout-gate.ts';
-
-const bin = fileURLToPath(new URL('../../bin/skillsmith.js', import.meta.url));
-
-/** A real `skillsmith worker` process, so it can be SIGKILLed like a crashed host. */
-function startWorkerProcess(env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [bin, 'worker'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLSMITH_LOG_LEVEL: 'warn', NODE_NO_WARNINGS: '1', ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-}
-
-const kill = (worker: ChildProcess) =>
-  new Promise<void>((resolve) => {
-    worker.once('exit', () => resolve());
-    worker.kill('SIGKILL');
-  });
 
 // The two cases wait mostly on Temporal noticing a dead worker (heartbeat and start-to-close
 // timeouts of 30 s); they share no tenant, task queue or worker, so they wait side by side.
@@ -84,16 +68,7 @@ describe.concurrent('durability: a pass survives its workers being SIGKILLed', (
     await database?.close();
   });
 
-  const skillsOf = async (tenantId: string) =>
-    (
-      await database.pool.query(
-        `SELECT p.name, p.revision, p.success_count, p.attempt_count, p.provenance, p.superseded_by IS NOT NULL AS superseded,
-                r.content_sha256, (SELECT array_agg(revision ORDER BY revision) FROM skill_revisions x WHERE x.tenant_id = p.tenant_id AND x.skill_id = p.skill_id) AS revisions
-           FROM procedures p JOIN skill_revisions r ON r.tenant_id = p.tenant_id AND r.skill_id = p.skill_id AND r.revision = p.revision
-          WHERE p.tenant_id = $1 ORDER BY p.name`,
-        [tenantId],
-      )
-    ).rows;
+  const skillsOf = (tenantId: string) => passSkills(database.pool, tenantId);
 
   it('SIGKILL during embed and again during distill/install: a new worker finishes with exactly the skills and revisions of an uninterrupted pass', async ({
     expect,
@@ -157,9 +132,7 @@ describe.concurrent('durability: a pass survives its workers being SIGKILLed', (
     const durableSkills = await skillsOf('durable');
     expect(durableSkills.length).toBeGreaterThan(0);
     expect(durableSkills).toEqual(await skillsOf('baseline'));
-    for (const skill of durableSkills) {
-      expect(skill.revisions).toEqual(Array.from({ length: skill.revisions.length }, (_, index) => index + 1));
-    }
+    expect(revisionGaps(durableSkills)).toEqual([]);
     const embeddings = await database.pool.query(
       `SELECT count(*)::int AS n, count(DISTINCT run_id)::int AS runs FROM goal_embeddings WHERE tenant_id = 'durable'`,
     );

@@ -1,0 +1,81 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort, runningCommand, startTemporalDevServer } from '../../src/infra/temporal-dev-server.ts';
+import { until } from '../support/until.ts';
+
+const moduleUrl = new URL('../../src/infra/temporal-dev-server.ts', import.meta.url).href;
+const cliPath = process.env.TEMPORAL_CLI_PATH ?? resolve(fileURLToPath(new URL('../../.skillsmith/bin/temporal-1.9.1', import.meta.url)));
+
+const alive = async (pid: number) => (await runningCommand(pid)) !== undefined;
+
+/**
+ * Found by the fault suite (bench/faults.ts): `up` SIGKILLed leaves its Temporal dev server
+ * running (reparented, holding the port and the history file), and the next `up` died with
+ * "address already in use". The stack's server (the one with a history file) now stops such a
+ * leftover first.
+ */
+describe('the stack Temporal dev server after its owner was SIGKILLed', () => {
+  const homes: string[] = [];
+  /** Processes a failed case could leave behind: the owner and the server it started. */
+  const strays: number[] = [];
+  afterAll(async () => {
+    for (const pid of strays) if (await alive(pid)) process.kill(pid, 'SIGKILL');
+    for (const home of homes) await rm(home, { recursive: true, force: true });
+  });
+
+  it('the next start stops the leftover server on the same history file and starts on the same port', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'skillsmith-temporal-leftover-'));
+    homes.push(home);
+    const options = { home, cliPath, port: await freePort(), uiPort: false as const, dbFile: join(home, 'temporal.db') };
+    // The owner: a process that starts the server and is then killed without any shutdown.
+    const owner = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        '--input-type=module',
+        '-e',
+        `const { startTemporalDevServer } = await import(${JSON.stringify(moduleUrl)});
+         await startTemporalDevServer(${JSON.stringify(options)});
+         process.stdout.write('ready\\n');
+         setInterval(() => undefined, 60_000);`,
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    strays.push(owner.pid!);
+    await new Promise<void>((done, failed) => {
+      owner.stdout.on('data', (chunk: Buffer) => chunk.toString().includes('ready') && done());
+      owner.once('exit', (code) => failed(new Error(`the owner exited ${code} before the server was up`)));
+    });
+    // The server is the owner's child (what `up` starts); killed, the owner leaves it to init.
+    const leftover = Number(
+      execFileSync('ps', ['-o', 'pid=,command=', '--ppid', String(owner.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .find((line) => line.includes(options.dbFile))
+        ?.trim()
+        .split(' ')[0],
+    );
+    strays.push(leftover);
+    await new Promise<void>((done) => {
+      owner.once('exit', () => done());
+      owner.kill('SIGKILL');
+    });
+    expect(await alive(leftover), 'the server outlives its SIGKILLed owner (else there is nothing left to stop)').toBe(true);
+
+    const server = await startTemporalDevServer(options);
+    try {
+      expect(server.address).toBe(`127.0.0.1:${options.port}`);
+      await until('the leftover server to be gone', async () => ((await alive(leftover)) ? undefined : true), {
+        timeoutMs: 5_000,
+        intervalMs: 100,
+      });
+      expect(Number((await readFile(`${options.dbFile}.pid`, 'utf8')).trim())).not.toBe(leftover);
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+});
