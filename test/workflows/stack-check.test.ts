@@ -29,6 +29,7 @@ describe('the Temporal path, for real', () => {
       address: inject('temporalAddress'),
       namespace: 'default',
       taskQueue,
+      workflowBundlePath: inject('workflowBundlePath'),
       dependencies: createServices(config, database.pool, { logger: createLogger('silent') }),
     });
     const result = await worker.runUntil(client.workflow.execute('stackCheck', { taskQueue, workflowId: `stack-check/${taskQueue}` }));
@@ -55,6 +56,7 @@ describe('the Temporal path, for real', () => {
       address: inject('temporalAddress'),
       namespace: 'default',
       taskQueue,
+      workflowBundlePath: inject('workflowBundlePath'),
       dependencies: createServices(loadConfig({}), deadPool, { logger: createLogger('silent') }),
     });
     const run = client.workflow.execute('stackCheck', {
