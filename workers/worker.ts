@@ -19,6 +19,11 @@ export interface WorkerOptions {
    * SKILLSMITH_WORKER_METRICS_HOST/_PORT; none = no endpoint. One per process, like the runtime.
    */
   metricsBindAddress?: string;
+  /**
+   * A bundle of the workflows at workflowsPath made beforehand (`bundleWorkflowCode`): the worker
+   * starts without bundling them itself, seconds of CPU each time (the test suite bundles once).
+   */
+  workflowBundlePath?: string;
 }
 
 let runtimeInstalled = false;
@@ -44,7 +49,7 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
     connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    workflowsPath,
+    ...(options.workflowBundlePath ? { workflowBundle: { codePath: options.workflowBundlePath } } : { workflowsPath }),
     activities: createActivities(options.dependencies),
   });
   return { worker, connection };

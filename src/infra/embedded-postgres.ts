@@ -7,6 +7,8 @@ import { startSessionServer } from './pglite-session-server.ts';
 export interface EmbeddedPostgres {
   /** A postgres:// URL any `pg` client can use. */
   url: string;
+  /** The data directory as a tarball, which `loadDataDir` starts a new instance from. */
+  dump(): Promise<Blob>;
   stop(): Promise<void>;
 }
 
@@ -18,6 +20,11 @@ export interface EmbeddedPostgresOptions {
   maxConnections?: number;
   /** How long a connection may wait for the single backend before SQLSTATE 53300 (default 30 s). */
   maxWaitMs?: number;
+  /**
+   * A data directory from `dump()` to start from instead of a new cluster: initdb is most of an
+   * in-memory start (the tests start each file's database from one migrated dump).
+   */
+  loadDataDir?: Blob;
 }
 
 /**
@@ -32,6 +39,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
   const db = await PGlite.create({
     dataDir: options.dataDir ?? 'memory://',
     extensions: { vector },
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
   });
   await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
   const server = await startSessionServer(db, {
@@ -43,6 +51,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions = {
   return {
     // Marked, so that every pool over it keeps to one connection (createPool).
     url: `postgresql://postgres:postgres@${server.address}/postgres?sslmode=disable&application_name=${EMBEDDED_APPLICATION_NAME}`,
+    dump: () => db.dumpDataDir('none'),
     async stop() {
       await server.stop();
       await db.close();

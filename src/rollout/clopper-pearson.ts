@@ -1,4 +1,11 @@
-import betaQuantile from '@stdlib/stats-base-dists-beta-quantile';
+import { createRequire } from 'node:module';
+import type betaQuantileFunction from '@stdlib/stats-base-dists-beta-quantile';
+
+// Required on first use, not imported: the package is some 170 CommonJS files, and every CLI
+// command (`--version` included) loads this module through the rollout and eval commands.
+let betaQuantile: typeof betaQuantileFunction | undefined;
+const loadBetaQuantile = () =>
+  (betaQuantile ??= createRequire(import.meta.url)('@stdlib/stats-base-dists-beta-quantile') as typeof betaQuantileFunction);
 
 /** A two-sided confidence interval for a proportion. */
 export interface ProportionInterval {
@@ -18,8 +25,9 @@ export function clopperPearsonInterval(successes: number, trials: number, confid
   }
   if (!(confidence > 0 && confidence < 1)) throw new RangeError(`confidence must be in (0, 1), got ${confidence}`);
   const alpha = 1 - confidence;
+  const quantile = loadBetaQuantile();
   return {
-    lower: successes === 0 ? 0 : betaQuantile(alpha / 2, successes, trials - successes + 1),
-    upper: successes === trials ? 1 : betaQuantile(1 - alpha / 2, successes + 1, trials - successes),
+    lower: successes === 0 ? 0 : quantile(alpha / 2, successes, trials - successes + 1),
+    upper: successes === trials ? 1 : quantile(1 - alpha / 2, successes + 1, trials - successes),
   };
 }

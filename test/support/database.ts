@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { startEmbeddedPostgres } from '../../src/infra/embedded-postgres.ts';
 import { createPool } from '../../src/store/database.ts';
@@ -14,14 +15,23 @@ export interface TestDatabase {
  * A fresh, migrated database for one test file: a new database on the native server named by
  * SKILLSMITH_TEST_DATABASE_URL (CI runs the store suite that way), else an in-process PGlite.
  */
-export function openTestDatabase(): Promise<TestDatabase> {
-  return openFreshDatabase(process.env.SKILLSMITH_TEST_DATABASE_URL);
+export async function openTestDatabase(): Promise<TestDatabase> {
+  const serverUrl = process.env.SKILLSMITH_TEST_DATABASE_URL;
+  if (serverUrl) return openFreshDatabase(serverUrl);
+  // The run's migrated database (test/support/global-setup.ts): a PGlite started from it skips
+  // initdb and the migrations, seconds of CPU per file; migrate() below still checks it is current.
+  // (vitest loaded here, not above: the benches import this module outside a test run.)
+  const { inject } = await import('vitest');
+  return openFreshDatabase(undefined, { template: new Blob([await readFile(inject('databaseTemplatePath'))]) });
 }
 
-/** A new, migrated database on the native server at `serverUrl`, or an in-process PGlite without one (tests, benches). */
-export async function openFreshDatabase(serverUrl: string | undefined): Promise<TestDatabase> {
+/**
+ * A new, migrated database on the native server at `serverUrl`, or an in-process PGlite without
+ * one, started from `template` (a dumped data directory) when given (tests, benches).
+ */
+export async function openFreshDatabase(serverUrl: string | undefined, options: { template?: Blob } = {}): Promise<TestDatabase> {
   if (serverUrl) return openNativeDatabase(serverUrl);
-  const embedded = await startEmbeddedPostgres();
+  const embedded = await startEmbeddedPostgres(options.template ? { loadDataDir: options.template } : {});
   const pool = createPool(embedded.url);
   await migrate(pool);
   return {

@@ -63,6 +63,7 @@ export async function startSynthesisHarness(database: TestDatabase, config: Conf
     namespace: config.temporal.namespace,
     taskQueue: config.temporal.taskQueue,
     dependencies: services,
+    workflowBundlePath: inject('workflowBundlePath'),
   });
   const running = worker.run();
   let passes = 0;

@@ -13,7 +13,6 @@ import {
   type RunIntakeInput,
 } from '../../src/client/intake-contract.ts';
 import type { ReviewOutcome } from '../../src/review/reviewer.ts';
-import { workflowsPath } from '../../workers/worker.ts';
 
 /**
  * The intake's and the review's timings — the idle exit, continue-as-new and the review
@@ -106,7 +105,12 @@ describe('run intake and review timings (stub activities, real dev server)', () 
     connection = await Connection.connect({ address: inject('temporalAddress') });
     client = new Client({ connection });
     workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });
-    worker = await Worker.create({ connection: workerConnection, taskQueue, workflowsPath, activities: stubs });
+    worker = await Worker.create({
+      connection: workerConnection,
+      taskQueue,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+      activities: stubs,
+    });
     running = worker.run();
   }, 60_000);
 

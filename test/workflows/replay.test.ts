@@ -1,6 +1,5 @@
 import { Worker } from '@temporalio/worker';
-import { describe, it } from 'vitest';
-import { workflowsPath } from '../../workers/worker.ts';
+import { describe, inject, it } from 'vitest';
 import { loadHistory } from '../support/histories.ts';
 
 // Histories recorded from real passes (SKILLSMITH_RECORD_HISTORIES=1 npx vitest run
@@ -28,6 +27,7 @@ describe('recorded histories replay against the current workflow code', () => {
     'run-reviews',
   ])('replays %s without nondeterminism', async (fixture) => {
     const { workflowId, history } = await loadHistory(fixture);
-    await Worker.runReplayHistory({ workflowsPath }, history, workflowId);
+    // The run's bundle of the current workflow code (test/support/global-setup.ts), not one bundle per history.
+    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, workflowId);
   });
 });

@@ -1,12 +1,14 @@
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
 import { createServices } from '../../src/app/services.ts';
 import { createWorker } from '../../workers/worker.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 
-describe('the Temporal path, for real', () => {
+// The second case waits out the activity's retry backoff (1 + 2 + 4 + 8 s), idle: the first runs
+// meanwhile (their own task queues and workers).
+describe.concurrent('the Temporal path, for real', () => {
   let database: TestDatabase;
   let connection: Connection;
   let client: Client;
@@ -22,13 +24,14 @@ describe('the Temporal path, for real', () => {
     await database?.close();
   });
 
-  it('runs the stack-check workflow and its database activity on a worker against the dev server', async () => {
+  it('runs the stack-check workflow and its database activity on a worker against the dev server', async ({ expect }) => {
     const taskQueue = `stack-check-${Date.now()}`;
     const config = loadConfig({});
     const { worker, connection: workerConnection } = await createWorker({
       address: inject('temporalAddress'),
       namespace: 'default',
       taskQueue,
+      workflowBundlePath: inject('workflowBundlePath'),
       dependencies: createServices(config, database.pool, { logger: createLogger('silent') }),
     });
     const result = await worker.runUntil(client.workflow.execute('stackCheck', { taskQueue, workflowId: `stack-check/${taskQueue}` }));
@@ -47,7 +50,7 @@ describe('the Temporal path, for real', () => {
     expect(activityTypes).toEqual(['checkDatabase']);
   });
 
-  it('fails the workflow with the activity error when the database is gone, after its retries', async () => {
+  it('fails the workflow with the activity error when the database is gone, after its retries', async ({ expect }) => {
     const taskQueue = `stack-check-down-${Date.now()}`;
     const { createPool } = await import('../../src/store/database.ts');
     const deadPool = createPool('postgresql://postgres@127.0.0.1:1/none');
@@ -55,6 +58,7 @@ describe('the Temporal path, for real', () => {
       address: inject('temporalAddress'),
       namespace: 'default',
       taskQueue,
+      workflowBundlePath: inject('workflowBundlePath'),
       dependencies: createServices(loadConfig({}), deadPool, { logger: createLogger('silent') }),
     });
     const run = client.workflow.execute('stackCheck', {
