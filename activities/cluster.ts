@@ -1,4 +1,5 @@
 import { heartbeat } from '@temporalio/activity';
+import type { Config } from '../src/config.ts';
 import { clusterRunGoals, type ClusterPassResult } from '../src/clustering/cluster-pass.ts';
 import { clusterValue, type DisqualificationCode } from '../src/clustering/qualification.ts';
 import { loadClusterSummaries } from '../src/synthesis/cluster-portrait.ts';
@@ -61,7 +62,7 @@ export interface ClusterPassGoalsResult {
   clusterSummaries?: Record<string, string>;
 }
 
-export type ClusterActivityDependencies = Pick<ActivityDependencies, 'pool' | 'config'>;
+export type ClusterActivityDependencies = Pick<ActivityDependencies, 'pool' | 'tenantConfig'>;
 
 function summarise(result: ClusterPassResult): ClusterGoalsResult {
   const disqualified: Record<DisqualificationCode, number> = {
@@ -94,11 +95,12 @@ function summarise(result: ClusterPassResult): ClusterGoalsResult {
 }
 
 /**
- * CLUSTER step over the goal embeddings the embed step stored for the configured model
- * (`config.embedding.model`): τ-components, agglomerative clustering per component, thresholds.
+ * CLUSTER step over the goal embeddings the embed step stored for the tenant's model
+ * (src/embedding/tenant-model.ts), at that model's τ and cut: τ-components, agglomerative
+ * clustering per component, thresholds.
  */
-export const createClusterActivities = ({ pool, config }: ClusterActivityDependencies) => {
-  const cluster = (input: ClusterGoalsInput) =>
+export const createClusterActivities = ({ pool, tenantConfig }: ClusterActivityDependencies) => {
+  const cluster = (input: ClusterGoalsInput, config: Config) =>
     failFast(() =>
       clusterRunGoals(pool, input.tenantId, {
         modelId: config.embedding.model,
@@ -114,7 +116,7 @@ export const createClusterActivities = ({ pool, config }: ClusterActivityDepende
   return {
     /** Clusters and summarises; writes nothing (the `skillsmith clusters` dry run's activity twin). */
     async clusterGoals(input: ClusterGoalsInput): Promise<ClusterGoalsResult> {
-      return summarise(await cluster(input));
+      return summarise(await cluster(input, await failFast(() => tenantConfig(input.tenantId))));
     },
 
     /**
@@ -123,7 +125,8 @@ export const createClusterActivities = ({ pool, config }: ClusterActivityDepende
      * keys to process within the budget.
      */
     async clusterPassGoals(input: ClusterPassGoalsInput): Promise<ClusterPassGoalsResult> {
-      const result = await cluster(input);
+      const config = await failFast(() => tenantConfig(input.tenantId));
+      const result = await cluster(input, config);
       await recordPassClusters(
         pool,
         input.tenantId,

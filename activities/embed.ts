@@ -21,7 +21,8 @@ export const createEmbedActivities = ({ pool, config, embedder }: EmbedActivityD
   async embedGoals(input: EmbedGoalsInput): Promise<EmbedGoalsResult> {
     return failFast(async () => {
       const context = Context.current();
-      return embedMissingGoals(pool, await embedder(), input.tenantId, {
+      // The tenant's model (src/embedding/tenant-model.ts).
+      return embedMissingGoals(pool, await embedder(input.tenantId), input.tenantId, {
         runIds: input.runIds,
         // Several embedder batches per page; one page must stay well inside the heartbeat
         // timeout (the test model embeds ~400-600 goals/s on 2 cores).

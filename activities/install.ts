@@ -19,14 +19,15 @@ export type InstallClusterResult = InstallOutcome | { decision: 'skipped'; reaso
 const refusals = [SkillValidationError, SkillNameNotUnique, SkillSourceImmutable, SkillRevisionConflict, ProvenanceUnverified];
 
 /** RECONCILE + INSTALL in one transaction per cluster, idempotent on (pass, cluster). */
-export const createInstallActivities = ({ pool, config, skills, embedder }: ActivityDependencies) => ({
+export const createInstallActivities = ({ pool, tenantConfig, skills, embedder }: ActivityDependencies) => ({
   async reconcileAndInstall(input: InstallClusterInput): Promise<InstallClusterResult> {
     return failFast(async () => {
       try {
+        const config = await tenantConfig(input.tenantId);
         const dependencies = {
           pool,
           skills,
-          embedder: await embedder(),
+          embedder: await embedder(input.tenantId),
           defaultLicense: config.skillLicense,
           reconcile: reconcileSettings({ config }),
         };

@@ -10,7 +10,7 @@ export interface ReconcileClusterInput {
   clusterKey: string;
 }
 
-/** The reconcile step's dependencies, shared with install (which decides for clusters distilled before it ran first). */
+/** The reconcile step's dependencies (`config`: the tenant's), shared with install (which decides for clusters distilled before it ran first). */
 export const reconcileSettings = ({ config }: Pick<ActivityDependencies, 'config'>) => ({
   goalModel: config.embedding.model,
   thresholds: reconcileThresholds(config.synthesis),
@@ -19,8 +19,11 @@ export const reconcileSettings = ({ config }: Pick<ActivityDependencies, 'config
 });
 
 /** RECONCILE, before distillation: the decision is recorded on the cluster; a NOOP ends the cluster here. */
-export const createReconcileActivities = ({ pool, config }: ActivityDependencies) => ({
+export const createReconcileActivities = ({ pool, tenantConfig }: ActivityDependencies) => ({
   async reconcileCluster(input: ReconcileClusterInput): Promise<ReconcileClusterOutcome> {
-    return failFast(() => whileHeartbeating(() => reconcileCluster({ db: pool, ...reconcileSettings({ config }) }, input)));
+    return failFast(async () => {
+      const config = await tenantConfig(input.tenantId);
+      return whileHeartbeating(() => reconcileCluster({ db: pool, ...reconcileSettings({ config }) }, input));
+    });
   },
 });

@@ -70,7 +70,11 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
 
     async updateTrackRecord(input: ReviewInput): Promise<TrackRecordUpdate> {
       return failFast(async () =>
-        updateTrackRecord({ pool, recall: dependencies.recall, synthesis: config.synthesis, logger }, input.tenantId, await loadRun(input)),
+        updateTrackRecord(
+          { pool, recall: dependencies.recall, synthesis: (await dependencies.tenantConfig(input.tenantId)).synthesis, logger },
+          input.tenantId,
+          await loadRun(input),
+        ),
       );
     },
 
@@ -123,11 +127,13 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
       const { tenantId } = input;
       const runs = await findRunOutlines(pool, tenantId, input.runIds);
       // Recalled without recording use (a review is not a use); the goals are embedded together.
-      const recallMany = async (tenant: string, goals: string[]) =>
-        recallSkills({ pool, embedder: await dependencies.embedder(), threshold: config.recall.threshold }, tenant, goals);
-      const updates = await failFast(() =>
-        updateTrackRecords({ pool, recall: dependencies.recall, recallMany, synthesis: config.synthesis, logger }, tenantId, runs),
-      );
+      const updates = await failFast(async () => {
+        // The tenant's model and its recall threshold and τ (src/embedding/tenant-model.ts).
+        const tenant = await dependencies.tenantConfig(tenantId);
+        const recallMany = async (id: string, goals: string[]) =>
+          recallSkills({ pool, embedder: await dependencies.embedder(id), threshold: tenant.recall.threshold }, id, goals);
+        return updateTrackRecords({ pool, recall: dependencies.recall, recallMany, synthesis: tenant.synthesis, logger }, tenantId, runs);
+      });
       const byRun = new Map(runs.map((run, index) => [run.runId, updates[index]!]));
       return input.runIds.map((runId) => {
         const update = byRun.get(runId);

@@ -1,21 +1,40 @@
 /**
- * CLI start-up: the wall time of `node bin/skillsmith.js --help`, `--version` and one database-only
- * command (`procedures --json`, against an embedded PGlite this process serves), median of N runs
+ * CLI start-up: the wall time of `node bin/skillsmith.js --help`, `--version`, one database-only
+ * command (`procedures --json`, against an embedded PGlite this process serves) and `recall`
+ * against a running stack (this process serves the stack's HTTP API with the test model loaded
+ * and warm, its stack file and local secret under a temporary SKILLSMITH_HOME), and `recall
+ * --local` (the model loaded in the CLI process) beside it, median of N runs
  * each, with the process's CPU time (user + system, from GNU time): on a shared machine the wall
  * time mostly measures the other jobs, the CPU time what start-up costs. Several builds can be compared in one run (`--bin before=/path/to/bin/skillsmith.js`); their
  * runs alternate, so neither gets a systematically quieter machine. Each build needs `npm run build`.
  *
- *   node --import tsx bench/cli-startup.bench.ts [--runs 15] [--bin label=path ...]
+ * The recall goal matches nothing (the tenant has no procedures): what is measured is the start-up,
+ * the embedding of one goal and one recall query, which a recall that finds skills pays too.
+ *
+ *   node --import tsx bench/cli-startup.bench.ts [--runs 15] [--only recall] [--bin label=path ...]
  */
 import { spawn } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { createLocalSecret } from '../src/api/local-token.ts';
+import { startApiServer } from '../src/api/server.ts';
+import { createServices } from '../src/app/services.ts';
+import { loadConfig } from '../src/config.ts';
+import { ensureEmbeddingModel } from '../src/embedding/goal-embedding-repository.ts';
 import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
+import { createLogger } from '../src/logger.ts';
+import { writeLocalSecret, writeStackFile } from '../src/stack-file.ts';
 import { createPool } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrations.ts';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '15' }, bin: { type: 'string', multiple: true, default: ['current=bin/skillsmith.js'] } },
+  options: {
+    runs: { type: 'string', default: '15' },
+    only: { type: 'string' },
+    bin: { type: 'string', multiple: true, default: ['current=bin/skillsmith.js'] },
+  },
 });
 const runs = Number(values.runs);
 const bins = values.bin.map((entry) => {
@@ -60,9 +79,50 @@ function describe(timings: Timing[]): string {
 const database = await startEmbeddedPostgres();
 const setup = createPool(database.url);
 await migrate(setup);
+// The tenant is embedded with the test model, so every command on it uses that model with nothing set.
+await ensureEmbeddingModel(setup, 'bench', { modelId: 'sentence-transformers/all-MiniLM-L6-v2', dimension: 384 });
 await setup.end();
-const env = { ...process.env, DATABASE_URL: database.url, SKILLSMITH_LOG_LEVEL: 'warn' };
-const commands = [['--help'], ['--version'], ['procedures', '--tenant', 'bench', '--json']];
+
+// A running stack, as far as the CLI can tell: its HTTP API (model loaded and warm), its stack file, its local secret.
+const home = await mkdtemp(join(tmpdir(), 'skillsmith-cli-bench-'));
+const modelDir = resolve('.skillsmith/models');
+const stackConfig = loadConfig({
+  SKILLSMITH_HOME: home,
+  SKILLSMITH_MODEL_DIR: modelDir,
+  SKILLSMITH_API_PORT: '0',
+  SKILLSMITH_LOG_LEVEL: 'warn',
+});
+const apiPool = createPool(database.url);
+const services = createServices(stackConfig, apiPool, { logger: createLogger('warn') });
+await services.recall('bench', { goal: 'warm the model', topK: 2 });
+const localSecret = createLocalSecret();
+const api = await startApiServer({ ...services, localSecret });
+await writeLocalSecret(home, localSecret);
+await writeStackFile(home, {
+  pid: process.pid,
+  startedAt: new Date().toISOString(),
+  temporalAddress: '127.0.0.1:7233',
+  temporalUiUrl: null,
+  namespace: 'default',
+  taskQueue: 'skillsmith',
+  databaseUrl: database.url,
+  embeddedDatabase: true,
+  database: 'pglite',
+  apiUrl: api.url,
+});
+
+const env: NodeJS.ProcessEnv = {
+  ...process.env,
+  DATABASE_URL: database.url,
+  SKILLSMITH_HOME: home,
+  SKILLSMITH_MODEL_DIR: modelDir,
+  SKILLSMITH_LOG_LEVEL: 'warn',
+};
+for (const name of Object.keys(env)) if (/^SKILLSMITH_(EMBEDDING|RECALL|SIMILARITY|CLUSTER)_/.test(name)) delete env[name];
+const recall = ['recall', 'export the May invoices of Globex to a spreadsheet', '--tenant', 'bench', '--json'];
+const commands = [['--help'], ['--version'], ['procedures', '--tenant', 'bench', '--json'], recall, [...recall, '--local']].filter(
+  (args) => values.only === undefined || args[0] === values.only,
+);
 try {
   console.log(
     `${runs} runs per command and build, alternating; load average at start ${loadavg()
@@ -86,5 +146,8 @@ try {
       .join(' ')}`,
   );
 } finally {
+  await api.close();
+  await apiPool.end();
   await database.stop();
+  await rm(home, { recursive: true, force: true });
 }

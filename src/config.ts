@@ -1,6 +1,18 @@
 import { z } from 'zod';
 import { SkillsmithError } from './skillsmith-error.ts';
-import { defaultRecallThreshold } from './recall/recall-threshold.ts';
+import {
+  DEFAULT_HUB_URL,
+  modelProfile,
+  modelProfiles,
+  NOMIC_MODEL_ID,
+  profileVariables,
+  type ClusteringDefaults,
+  type ClusterSimilarity,
+  type Pooling,
+  type Prefixes,
+} from './embedding/model-profiles.ts';
+
+export type { ClusteringDefaults, ClusterSimilarity } from './embedding/model-profiles.ts';
 
 /**
  * Every setting skillsmith reads, as one zod schema over the environment.
@@ -35,17 +47,20 @@ const environmentSchema = z
     SKILLSMITH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     SKILLSMITH_SKILL_LICENSE: z.string().min(1).default('Apache-2.0'),
 
-    SKILLSMITH_EMBEDDING_MODEL: z.string().min(1).default('nomic-ai/nomic-embed-text-v1.5'),
+    // Unset: the model the tenant's goals were embedded with, else nomic-embed-text-v1.5 (src/embedding/tenant-model.ts).
+    SKILLSMITH_EMBEDDING_MODEL: z.string().min(1).optional(),
     SKILLSMITH_MODEL_DIR: z.string().min(1).optional(),
     SKILLSMITH_ALLOW_REMOTE_MODELS: booleanFlag.default(false),
-    SKILLSMITH_EMBEDDING_POOLING: z.enum(['mean', 'cls']).default('mean'),
-    SKILLSMITH_EMBEDDING_PREFIXES: z.enum(['nomic', 'none']).default('nomic'),
+    SKILLSMITH_HUB_URL: z.url({ message: 'an http(s) URL of the Hugging Face hub or a mirror of it' }).default(DEFAULT_HUB_URL),
+    // Unset: the model's profile (src/embedding/model-profiles.ts); a model without one needs them.
+    SKILLSMITH_EMBEDDING_POOLING: z.enum(['mean', 'cls']).optional(),
+    SKILLSMITH_EMBEDDING_PREFIXES: z.enum(['nomic', 'none']).optional(),
     SKILLSMITH_EMBEDDING_DIMENSION: positiveInt.optional(),
     SKILLSMITH_EMBEDDING_BATCH_SIZE: positiveInt.max(1024).default(32),
 
-    SKILLSMITH_SIMILARITY_TAU: fraction.default(0.82),
+    SKILLSMITH_SIMILARITY_TAU: fraction.optional(),
     SKILLSMITH_CLUSTER_LINKAGE: z.enum(['average', 'complete', 'single']).default('average'),
-    // Unset: the embedding model's measured defaults (clusteringDefaultsByModel).
+    // Unset: the embedding model's measured defaults (src/embedding/model-profiles.ts).
     SKILLSMITH_CLUSTER_SIMILARITY: z.enum(['goal', 'product', 'mix', 'gate']).optional(),
     SKILLSMITH_CLUSTER_TAU: fraction.optional(),
     SKILLSMITH_CLUSTER_GOAL_WEIGHT: fraction.optional(),
@@ -56,7 +71,8 @@ const environmentSchema = z
     SKILLSMITH_MIN_STEPS: positiveInt.default(3),
     SKILLSMITH_MAX_CLUSTERS_PER_PASS: positiveInt.default(10),
     SKILLSMITH_SYNTHESIS_ENABLED: booleanFlag.default(true),
-    SKILLSMITH_DISTILLER: z.enum(['llm', 'extractive']).default('llm'),
+    // Unset: `llm` when SKILLSMITH_LLM_BASE_URL names one, else `extractive` — decided here, never a fallback at run time.
+    SKILLSMITH_DISTILLER: z.enum(['llm', 'extractive']).optional(),
     // Unset: the embedding model's calibrated default (src/recall/recall-threshold.ts, bench/README.md).
     SKILLSMITH_RECALL_THRESHOLD: z.coerce.number().min(-1).max(1).optional(),
 
@@ -86,16 +102,6 @@ const environmentSchema = z
       .optional(),
   })
   .superRefine((environment, context) => {
-    if (
-      environment.SKILLSMITH_RECALL_THRESHOLD === undefined &&
-      defaultRecallThreshold(environment.SKILLSMITH_EMBEDDING_MODEL) === undefined
-    ) {
-      context.addIssue({
-        code: 'custom',
-        path: ['SKILLSMITH_RECALL_THRESHOLD'],
-        message: `no calibrated recall threshold for ${environment.SKILLSMITH_EMBEDDING_MODEL}: set one (bench/README.md says how to calibrate it)`,
-      });
-    }
     // The 002 spec's rollout controls: background review is invalid without foreground authoring.
     if (environment.SKILLSMITH_REVIEW_ENABLED && !environment.SKILLSMITH_AUTHORING_ENABLED) {
       context.addIssue({
@@ -109,37 +115,38 @@ const environmentSchema = z
 
 export type Environment = z.input<typeof environmentSchema>;
 
-export type ClusterSimilarity = 'goal' | 'product' | 'mix' | 'gate';
-
-/** How runs are judged alike when clustering (src/clustering/run-similarity.ts). */
-export interface ClusteringDefaults {
-  similarity: ClusterSimilarity;
-  /** The cut of `product` and `mix` on their combined score. */
-  clusterTau: number;
-  /** `mix`: the goal cosine's weight; the tool-sequence similarity has the rest. */
-  goalWeight: number;
-  /** `gate`: the tool-sequence similarity a pair needs besides goal cosine ≥ SKILLSMITH_SIMILARITY_TAU. */
-  toolTau: number;
+/**
+ * The model-dependent settings as set explicitly in the environment: each wins over the model's
+ * profile, whichever model a tenant turns out to use.
+ */
+export interface ModelSettingOverrides {
+  pooling?: Pooling | undefined;
+  prefixes?: Prefixes | undefined;
+  dimension?: number | undefined;
+  similarityTau?: number | undefined;
+  clusterSimilarity?: ClusterSimilarity | undefined;
+  clusterTau?: number | undefined;
+  clusterGoalWeight?: number | undefined;
+  clusterToolTau?: number | undefined;
+  recallThreshold?: number | undefined;
 }
 
-/**
- * Clustering defaults per embedding model, chosen on NESTFUL and the generated corpus
- * (bench/README.md, "Procedure-aware clustering"). A goal cosine's scale is the model's own, so
- * the cut moves with it. all-MiniLM-L6-v2 is measured; nomic-embed-text-v1.5 cannot be obtained
- * here, so its cut is MiniLM's shifted by the goal weight times the difference of the two models'
- * goal-only τ (0.82 − 0.5): a derivation to re-measure, not a measurement. Other models get nomic's.
- */
-export const clusteringDefaultsByModel: Readonly<Record<string, ClusteringDefaults>> = {
-  'sentence-transformers/all-MiniLM-L6-v2': { similarity: 'mix', clusterTau: 0.7, goalWeight: 0.5, toolTau: 0.85 },
-  'nomic-ai/nomic-embed-text-v1.5': { similarity: 'mix', clusterTau: 0.86, goalWeight: 0.5, toolTau: 0.85 },
-};
+/** How the embedding model was chosen: set (SKILLSMITH_EMBEDDING_MODEL) or the default, and what was set over its profile. */
+export interface ModelChoice {
+  /** SKILLSMITH_EMBEDDING_MODEL was set: a tenant embedded with another model is refused. Unset: the tenant's model is used. */
+  explicit: boolean;
+  overrides: ModelSettingOverrides;
+}
 
+/** The clustering defaults of a model: its profile's, else (a model without one) the `mix` design with MiniLM's and nomic's shared weights. */
 export function clusteringDefaultsFor(modelId: string): ClusteringDefaults {
-  return clusteringDefaultsByModel[modelId] ?? clusteringDefaultsByModel['nomic-ai/nomic-embed-text-v1.5']!;
+  return modelProfile(modelId)?.clustering ?? { ...modelProfile(NOMIC_MODEL_ID)!.clustering };
 }
 
 export interface Config {
   home: string;
+  /** Absent in a hand-built config: its model is taken as set explicitly, with its values as they are. */
+  modelChoice?: ModelChoice;
   databaseUrl: string | undefined;
   temporal: {
     address: string | undefined;
@@ -158,8 +165,10 @@ export interface Config {
     model: string;
     modelDir: string;
     allowRemoteModels: boolean;
-    pooling: 'mean' | 'cls';
-    prefixes: 'nomic' | 'none';
+    /** Where `models pull` fetches hub models (SKILLSMITH_HUB_URL). */
+    hubUrl?: string;
+    pooling: Pooling;
+    prefixes: Prefixes;
     dimension: number | undefined;
     batchSize: number;
   };
@@ -251,9 +260,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(variable, `invalid ${variable}=${JSON.stringify(env[variable])}: ${issue.message}`);
   }
   const e = parsed.data;
-  const clustering = clusteringDefaultsFor(e.SKILLSMITH_EMBEDDING_MODEL);
+  const modelChoice: ModelChoice = {
+    explicit: e.SKILLSMITH_EMBEDDING_MODEL !== undefined,
+    overrides: {
+      pooling: e.SKILLSMITH_EMBEDDING_POOLING,
+      prefixes: e.SKILLSMITH_EMBEDDING_PREFIXES,
+      dimension: e.SKILLSMITH_EMBEDDING_DIMENSION,
+      similarityTau: e.SKILLSMITH_SIMILARITY_TAU,
+      clusterSimilarity: e.SKILLSMITH_CLUSTER_SIMILARITY,
+      clusterTau: e.SKILLSMITH_CLUSTER_TAU,
+      clusterGoalWeight: e.SKILLSMITH_CLUSTER_GOAL_WEIGHT,
+      clusterToolTau: e.SKILLSMITH_CLUSTER_TOOL_TAU,
+      recallThreshold: e.SKILLSMITH_RECALL_THRESHOLD,
+    },
+  };
+  const model = modelSettings(e.SKILLSMITH_EMBEDDING_MODEL ?? NOMIC_MODEL_ID, modelChoice.overrides);
   return {
     home: e.SKILLSMITH_HOME,
+    modelChoice,
     databaseUrl: e.DATABASE_URL,
     temporal: {
       address: e.TEMPORAL_ADDRESS,
@@ -268,32 +292,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.SKILLSMITH_LOG_LEVEL,
     skillLicense: e.SKILLSMITH_SKILL_LICENSE,
     embedding: {
-      model: e.SKILLSMITH_EMBEDDING_MODEL,
+      ...model.embedding,
       modelDir: e.SKILLSMITH_MODEL_DIR ?? `${e.SKILLSMITH_HOME}/models`,
       allowRemoteModels: e.SKILLSMITH_ALLOW_REMOTE_MODELS,
-      pooling: e.SKILLSMITH_EMBEDDING_POOLING,
-      prefixes: e.SKILLSMITH_EMBEDDING_PREFIXES,
-      dimension: e.SKILLSMITH_EMBEDDING_DIMENSION,
+      hubUrl: e.SKILLSMITH_HUB_URL,
       batchSize: e.SKILLSMITH_EMBEDDING_BATCH_SIZE,
     },
     synthesis: {
-      similarityTau: e.SKILLSMITH_SIMILARITY_TAU,
+      ...model.synthesis,
       linkage: e.SKILLSMITH_CLUSTER_LINKAGE,
-      clusterSimilarity: e.SKILLSMITH_CLUSTER_SIMILARITY ?? clustering.similarity,
-      clusterTau: e.SKILLSMITH_CLUSTER_TAU ?? clustering.clusterTau,
-      clusterGoalWeight: e.SKILLSMITH_CLUSTER_GOAL_WEIGHT ?? clustering.goalWeight,
-      clusterToolTau: e.SKILLSMITH_CLUSTER_TOOL_TAU ?? clustering.toolTau,
       clusterDenseComponentLimit: e.SKILLSMITH_CLUSTER_MAX_COMPONENT,
       minOccurrences: e.SKILLSMITH_MIN_OCCURRENCES,
       minSuccessRate: e.SKILLSMITH_MIN_SUCCESS_RATE,
       minSteps: e.SKILLSMITH_MIN_STEPS,
       maxClustersPerPass: e.SKILLSMITH_MAX_CLUSTERS_PER_PASS,
       enabled: e.SKILLSMITH_SYNTHESIS_ENABLED,
-      distiller: e.SKILLSMITH_DISTILLER,
+      distiller: e.SKILLSMITH_DISTILLER ?? (e.SKILLSMITH_LLM_BASE_URL ? 'llm' : 'extractive'),
     },
-    recall: {
-      threshold: e.SKILLSMITH_RECALL_THRESHOLD ?? defaultRecallThreshold(e.SKILLSMITH_EMBEDDING_MODEL)!,
-    },
+    recall: model.recall,
     llm: {
       baseUrl: e.SKILLSMITH_LLM_BASE_URL,
       model: e.SKILLSMITH_LLM_MODEL,
@@ -321,6 +337,82 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rollout: {
       modelPolicy: e.SKILLSMITH_MODEL_POLICY ?? e.SKILLSMITH_LLM_MODEL,
     },
+  };
+}
+
+type ModelSettings = {
+  embedding: Pick<Config['embedding'], 'model' | 'pooling' | 'prefixes' | 'dimension'>;
+  synthesis: Pick<Config['synthesis'], 'similarityTau' | 'clusterSimilarity' | 'clusterTau' | 'clusterGoalWeight' | 'clusterToolTau'>;
+  recall: Config['recall'];
+};
+
+/**
+ * A model's settings: its profile's values under what was set explicitly. A model without a
+ * profile needs every value it cannot do without set; ConfigError names those missing.
+ */
+function modelSettings(modelId: string, overrides: ModelSettingOverrides): ModelSettings {
+  const profile = modelProfile(modelId);
+  const clustering = clusteringDefaultsFor(modelId);
+  const clusterSimilarity = overrides.clusterSimilarity ?? clustering.similarity;
+  if (!profile) {
+    const given: Record<(typeof profileVariables)[number], unknown> = {
+      SKILLSMITH_EMBEDDING_POOLING: overrides.pooling,
+      SKILLSMITH_EMBEDDING_PREFIXES: overrides.prefixes,
+      SKILLSMITH_SIMILARITY_TAU: overrides.similarityTau,
+      // Only the `product` and `mix` designs cut on it.
+      SKILLSMITH_CLUSTER_TAU: clusterSimilarity === 'product' || clusterSimilarity === 'mix' ? overrides.clusterTau : 0,
+      SKILLSMITH_RECALL_THRESHOLD: overrides.recallThreshold,
+    };
+    const missing = profileVariables.filter((variable) => given[variable] === undefined);
+    if (missing.length > 0) {
+      throw new ConfigError(
+        missing[0]!,
+        `${modelId} is not a model skillsmith knows (known: ${[...modelProfiles.keys()].join(', ')}): ` +
+          `set ${missing.join(', ')} for it (bench/README.md says how to calibrate τ and the recall threshold)`,
+      );
+    }
+  }
+  return {
+    embedding: {
+      model: modelId,
+      pooling: overrides.pooling ?? profile?.pooling ?? 'mean',
+      prefixes: overrides.prefixes ?? profile?.prefixes ?? 'none',
+      dimension: overrides.dimension ?? profile?.dimension,
+    },
+    synthesis: {
+      similarityTau: overrides.similarityTau ?? profile?.similarityTau ?? 0,
+      clusterSimilarity,
+      clusterTau: overrides.clusterTau ?? clustering.clusterTau,
+      clusterGoalWeight: overrides.clusterGoalWeight ?? clustering.goalWeight,
+      clusterToolTau: overrides.clusterToolTau ?? clustering.toolTau,
+    },
+    recall: { threshold: overrides.recallThreshold ?? profile?.recallThreshold ?? 0 },
+  };
+}
+
+/**
+ * `config` with the settings of another embedding model: that model's profile under what was set
+ * explicitly (a tenant's model, src/embedding/tenant-model.ts). A hand-built config (no
+ * `modelChoice`) keeps its own values as set explicitly.
+ */
+export function configForModel(config: Config, modelId: string): Config {
+  if (modelId === config.embedding.model) return config;
+  const overrides: ModelSettingOverrides = config.modelChoice?.overrides ?? {
+    pooling: config.embedding.pooling,
+    prefixes: config.embedding.prefixes,
+    similarityTau: config.synthesis.similarityTau,
+    clusterSimilarity: config.synthesis.clusterSimilarity,
+    clusterTau: config.synthesis.clusterTau,
+    clusterGoalWeight: config.synthesis.clusterGoalWeight,
+    clusterToolTau: config.synthesis.clusterToolTau,
+    recallThreshold: config.recall.threshold,
+  };
+  const model = modelSettings(modelId, overrides);
+  return {
+    ...config,
+    embedding: { ...config.embedding, ...model.embedding },
+    synthesis: { ...config.synthesis, ...model.synthesis },
+    recall: model.recall,
   };
 }
 

@@ -13,4 +13,5 @@ export const NON_RETRYABLE_ERROR_CODES: readonly string[] = [
   'LlmResponseInvalid',
   'ReviewAnswerMalformed',
   'ReviewedRunMissing',
+  'TenantEmbeddingModelMismatch',
 ];

@@ -31,6 +31,28 @@ export async function removeStackFile(home: string): Promise<void> {
   await rm(stackFilePath(home), { force: true });
 }
 
+/**
+ * The running stack's local secret (src/api/local-token.ts), beside the stack file and, like it,
+ * owner-only; gone with the stack.
+ */
+export const localSecretPath = (home: string) => resolve(home, 'stack.secret');
+
+export async function writeLocalSecret(home: string, secret: string): Promise<void> {
+  await mkdir(home, { recursive: true });
+  await writeFile(localSecretPath(home), `${secret}\n`, { mode: 0o600 });
+}
+
+export async function readLocalSecret(home: string): Promise<string | undefined> {
+  return readFile(localSecretPath(home), 'utf8').then(
+    (text) => text.trim() || undefined,
+    () => undefined,
+  );
+}
+
+export async function removeLocalSecret(home: string): Promise<void> {
+  await rm(localSecretPath(home), { force: true });
+}
+
 /** The running stack, or undefined when none was started here (or its process is gone). */
 export async function readStackFile(home: string): Promise<StackFile | undefined> {
   let text: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { ConfigError, configForModel, loadConfig } from '../src/config.ts';
 
 describe('configuration', () => {
   it('has working defaults with no settings at all', () => {
@@ -21,8 +21,19 @@ describe('configuration', () => {
       minSteps: 3,
       maxClustersPerPass: 10,
       enabled: true,
-      distiller: 'llm',
+      distiller: 'extractive',
     });
+    expect(config.embedding).toMatchObject({ pooling: 'mean', prefixes: 'nomic', dimension: 768 });
+    expect(config.recall.threshold).toBe(0.7);
+    expect(config.modelChoice?.explicit).toBe(false);
+  });
+
+  it('distils with the LLM by default only when one is configured, and SKILLSMITH_DISTILLER wins', () => {
+    expect(loadConfig({ SKILLSMITH_LLM_BASE_URL: 'http://127.0.0.1:11434/v1' }).synthesis.distiller).toBe('llm');
+    expect(loadConfig({ SKILLSMITH_DISTILLER: 'llm' }).synthesis.distiller).toBe('llm');
+    expect(
+      loadConfig({ SKILLSMITH_LLM_BASE_URL: 'http://127.0.0.1:11434/v1', SKILLSMITH_DISTILLER: 'extractive' }).synthesis.distiller,
+    ).toBe('extractive');
   });
 
   it.each([
@@ -66,6 +77,71 @@ describe('configuration', () => {
     });
     expect(chosen.synthesis).toMatchObject({ clusterSimilarity: 'gate', clusterToolTau: 0.6, clusterTau: 0.7 });
     expect(() => loadConfig({ SKILLSMITH_CLUSTER_SIMILARITY: 'cosine' })).toThrow(/SKILLSMITH_CLUSTER_SIMILARITY="cosine"/);
+  });
+
+  it('SKILLSMITH_EMBEDDING_MODEL alone selects the pooling, prefixes, dimension, τ, cut and recall threshold of a known model', () => {
+    const minilm = loadConfig({ SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2' });
+    expect(minilm.embedding).toMatchObject({
+      model: 'sentence-transformers/all-MiniLM-L6-v2',
+      pooling: 'mean',
+      prefixes: 'none',
+      dimension: 384,
+    });
+    expect(minilm.synthesis).toMatchObject({ similarityTau: 0.5, clusterSimilarity: 'mix', clusterTau: 0.7 });
+    expect(minilm.recall.threshold).toBe(0.415);
+    expect(minilm.modelChoice?.explicit).toBe(true);
+    const nomic = loadConfig({ SKILLSMITH_EMBEDDING_MODEL: 'nomic-ai/nomic-embed-text-v1.5' });
+    expect(nomic.embedding).toMatchObject({ pooling: 'mean', prefixes: 'nomic', dimension: 768 });
+    expect(nomic.synthesis).toMatchObject({ similarityTau: 0.82, clusterTau: 0.86 });
+    expect(nomic.recall.threshold).toBe(0.7);
+    // A variable set explicitly wins over the profile.
+    const tuned = loadConfig({
+      SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
+      SKILLSMITH_SIMILARITY_TAU: '0.6',
+      SKILLSMITH_RECALL_THRESHOLD: '0.5',
+      SKILLSMITH_EMBEDDING_PREFIXES: 'nomic',
+    });
+    expect(tuned.synthesis.similarityTau).toBe(0.6);
+    expect(tuned.recall.threshold).toBe(0.5);
+    expect(tuned.embedding.prefixes).toBe('nomic');
+  });
+
+  it('refuses a model without a profile until its variables are set, naming every one missing', () => {
+    const attempt = () => loadConfig({ SKILLSMITH_EMBEDDING_MODEL: 'acme/embed-small', SKILLSMITH_EMBEDDING_PREFIXES: 'none' });
+    expect(attempt).toThrow(ConfigError);
+    expect(attempt).toThrow(
+      /acme\/embed-small is not a model skillsmith knows \(known: .*all-MiniLM-L6-v2.*nomic-embed-text-v1\.5\): set SKILLSMITH_EMBEDDING_POOLING, SKILLSMITH_SIMILARITY_TAU, SKILLSMITH_CLUSTER_TAU, SKILLSMITH_RECALL_THRESHOLD for it/,
+    );
+    const custom = loadConfig({
+      SKILLSMITH_EMBEDDING_MODEL: 'acme/embed-small',
+      SKILLSMITH_EMBEDDING_POOLING: 'cls',
+      SKILLSMITH_EMBEDDING_PREFIXES: 'none',
+      SKILLSMITH_SIMILARITY_TAU: '0.6',
+      SKILLSMITH_CLUSTER_TAU: '0.75',
+      SKILLSMITH_RECALL_THRESHOLD: '0.5',
+    });
+    expect(custom.embedding).toMatchObject({ model: 'acme/embed-small', pooling: 'cls', prefixes: 'none', dimension: undefined });
+    expect(custom.synthesis).toMatchObject({ similarityTau: 0.6, clusterTau: 0.75 });
+    // The goal design does not cut on SKILLSMITH_CLUSTER_TAU, so it is not asked for.
+    expect(() =>
+      loadConfig({
+        SKILLSMITH_EMBEDDING_MODEL: 'acme/embed-small',
+        SKILLSMITH_EMBEDDING_POOLING: 'mean',
+        SKILLSMITH_EMBEDDING_PREFIXES: 'none',
+        SKILLSMITH_SIMILARITY_TAU: '0.6',
+        SKILLSMITH_CLUSTER_SIMILARITY: 'goal',
+        SKILLSMITH_RECALL_THRESHOLD: '0.5',
+      }),
+    ).not.toThrow();
+  });
+
+  it("configForModel: another model's profile under what was set explicitly", () => {
+    const config = loadConfig({ SKILLSMITH_RECALL_THRESHOLD: '0.3' });
+    const minilm = configForModel(config, 'sentence-transformers/all-MiniLM-L6-v2');
+    expect(minilm.embedding).toMatchObject({ model: 'sentence-transformers/all-MiniLM-L6-v2', prefixes: 'none', dimension: 384 });
+    expect(minilm.synthesis.similarityTau).toBe(0.5);
+    expect(minilm.recall.threshold).toBe(0.3);
+    expect(minilm.embedding.modelDir).toBe(config.embedding.modelDir);
   });
 
   it('treats an empty variable as unset', () => {

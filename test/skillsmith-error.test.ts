@@ -61,6 +61,7 @@ const CONTRACT_STATUSES: Record<string, number> = {
   SkillPackageMissing: 409,
   EmbeddingModelUnavailable: 503,
   EmbeddingDimensionMismatch: 503,
+  TenantEmbeddingModelMismatch: 503,
   TenantMismatch: 403,
   TraceNotConvertible: 422,
   InputFileUnreadable: 400,

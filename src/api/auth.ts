@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { originTrustSchema, type OriginTrust } from '../authoring/skill-manage-contract.ts';
 import { storableString } from '../storable-text.ts';
 import { tenantIdSchema } from '../tenant.ts';
+import { LOCAL_TOKEN_SCOPES, verifyLocalToken } from './local-token.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
 /**
@@ -105,7 +106,11 @@ export interface Authenticator {
   authorize(principal: Principal, scope: string): void;
 }
 
-export function createAuthenticator(entries: readonly ApiTokenEntry[]): Authenticator {
+/**
+ * `localSecret`: the running stack's (local-token.ts); a local token made with it is the CLI on
+ * this machine, for the tenant it names, with LOCAL_TOKEN_SCOPES.
+ */
+export function createAuthenticator(entries: readonly ApiTokenEntry[], localSecret?: string): Authenticator {
   const table = entries.map((entry) => ({
     digest: digest(entry.token),
     principal: {
@@ -120,6 +125,10 @@ export function createAuthenticator(entries: readonly ApiTokenEntry[]): Authenti
       if (header === undefined || header.length === 0) throw new Unauthorized('missing Authorization: Bearer <token>');
       const match = /^Bearer ([\x21-\x7e]+)$/.exec(header);
       if (!match) throw new Unauthorized('the Authorization header is not "Bearer <token>"');
+      const localTenant = localSecret === undefined ? undefined : verifyLocalToken(localSecret, match[1]!);
+      if (localTenant !== undefined) {
+        return { tenantId: localTenant, principal: 'skillsmith-cli', scopes: new Set(LOCAL_TOKEN_SCOPES), maxOriginTrust: 'user' };
+      }
       const presented = digest(match[1]!);
       // Compare every entry in constant time per entry, so the match position does not leak.
       let found: Principal | undefined;

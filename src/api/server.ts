@@ -34,6 +34,8 @@ export interface ApiDependencies extends Omit<ApiServices, 'processMetrics'> {
   tokens?: readonly ApiTokenEntry[];
   /** The process's metrics registry (GET /metrics); a new one unless given. */
   processMetrics?: ProcessMetrics;
+  /** The running stack's local secret: its local tokens are accepted (local-token.ts). */
+  localSecret?: string;
 }
 
 export type ApiApp = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, Logger, ZodTypeProvider>;
@@ -51,10 +53,10 @@ const routePlugins: RoutePlugin[] = [
 ];
 
 export async function buildApiServer(dependencies: ApiDependencies): Promise<ApiApp> {
-  const { tokens, processMetrics, ...rest } = dependencies;
+  const { tokens, processMetrics, localSecret, ...rest } = dependencies;
   const services: ApiServices = { ...rest, processMetrics: processMetrics ?? createProcessMetrics() };
   const { config, logger } = services;
-  const authenticator = createAuthenticator(tokens ?? loadApiTokens(config.api.tokens));
+  const authenticator = createAuthenticator(tokens ?? loadApiTokens(config.api.tokens), localSecret);
   // Per-request logs only when debugging; warnings and errors always.
   const verbose = logger.level === 'debug' || logger.level === 'trace';
   const app = Fastify({

@@ -4,6 +4,7 @@ import { createSkillManage, type SkillManage } from '../authoring/skill-manage.t
 import type { Config } from '../config.ts';
 import { createConfiguredRolloutGate, type RolloutGate } from '../rollout/rollout-gate.ts';
 import { createEmbedder, type Embedder } from '../embedding/embedder.ts';
+import { configForTenant } from '../embedding/tenant-model.ts';
 import type { ChatClient } from '../llm/chat-client.ts';
 import { createConfiguredChatClient } from '../llm/configured-chat-client.ts';
 import type { Logger } from '../logger.ts';
@@ -32,9 +33,11 @@ export interface Services {
   /** The rollout gate: evidence, overrides, and each tenant's activation for the current combination. */
   rollout: RolloutGate;
   approvals: Approvals;
-  /** Loaded on first use, once per process; a missing model fails only what needs it. */
-  embedder(): Promise<Embedder>;
-  /** recall_skill over the configured embedder and recall threshold; each recall is recorded as use. */
+  /** The configuration of a tenant's work: its embedding model and that model's τ, cut and recall threshold (src/embedding/tenant-model.ts). */
+  tenantConfig(tenantId: string): Promise<Config>;
+  /** The tenant's model, loaded on first use, once per process and model; a missing model fails only what needs it. */
+  embedder(tenantId: string): Promise<Embedder>;
+  /** recall_skill over the tenant's embedder and recall threshold; each recall is recorded as use. */
   recall: RecallFunction;
   /** last_used_at of recalled procedures, written in batches off the request path; flush before a process ends. */
   recallUsage: RecallUsage;
@@ -61,8 +64,9 @@ export interface ServicesOptions {
  */
 export function createServices(config: Config, pool: pg.Pool, options: ServicesOptions): Services {
   const skills = createSkillRepository({ pool, defaultLicense: config.skillLicense });
-  // createEmbedder loads once per process and does not remember a failed load.
-  const embedder = () => createEmbedder(config.embedding);
+  const tenantConfig = (tenantId: string) => configForTenant(pool, config, tenantId);
+  // createEmbedder loads once per process and model, and does not remember a failed load.
+  const embedder = async (tenantId: string) => createEmbedder((await tenantConfig(tenantId)).embedding);
   const recallUsage = createRecallUsage(pool, { onError: (error) => options.logger.warn({ err: error }, 'recording recall use failed') });
   const rollout = createConfiguredRolloutGate(pool, config);
   const temporal = createLazyTemporalClient(config, options.temporalAddress);
@@ -81,9 +85,16 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
     }),
     rollout,
     approvals: createApprovals({ pool, repository: skills, ttlHours: config.authoring.approvalTtlHours }),
+    tenantConfig,
     embedder,
-    recall: async (tenantId, request) =>
-      recallSkill({ pool, embedder: await embedder(), threshold: config.recall.threshold, usage: recallUsage }, tenantId, request),
+    recall: async (tenantId, request) => {
+      const tenant = await tenantConfig(tenantId);
+      return recallSkill(
+        { pool, embedder: await createEmbedder(tenant.embedding), threshold: tenant.recall.threshold, usage: recallUsage },
+        tenantId,
+        request,
+      );
+    },
     recallUsage,
     reportRun: createRunIntake({ config, pool, logger: options.logger, temporalAddress: options.temporalAddress, temporal }),
     readiness: createReadiness({ pool, temporal, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue }),

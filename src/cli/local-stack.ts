@@ -5,7 +5,16 @@ import { startEmbeddedPostgres } from '../infra/embedded-postgres.ts';
 import { PASS_SEARCH_ATTRIBUTE_TYPES } from '../client/pass-search-attributes.ts';
 import { NativePostgresUnavailable, startNativePostgres } from '../infra/native-postgres.ts';
 import { freePort, startTemporalDevServer } from '../infra/temporal-dev-server.ts';
-import { readStackFile, removeStackFile, stackFilePath, writeStackFile, type StackFile } from '../stack-file.ts';
+import {
+  readStackFile,
+  removeLocalSecret,
+  removeStackFile,
+  stackFilePath,
+  writeLocalSecret,
+  writeStackFile,
+  type StackFile,
+} from '../stack-file.ts';
+import { createLocalSecret } from '../api/local-token.ts';
 import { createPool } from '../store/database.ts';
 import { migrate } from '../store/migrations.ts';
 import type { RunningWorker } from '../app/runtime.ts';
@@ -135,11 +144,18 @@ export interface ServedStack {
 export async function serveStack(context: CliContext, stack: LocalStack, config: Config = context.config): Promise<ServedStack> {
   const [{ startApiServer }, { createServices }] = await Promise.all([import('../api/server.ts'), import('../app/services.ts')]);
   const apiPool = createPool(stack.databaseUrl);
+  // The CLI on this machine reaches the API with local tokens (recall without loading a model).
+  const localSecret = createLocalSecret();
+  await writeLocalSecret(config.home, localSecret);
   let api: RunningApi | undefined;
   try {
-    api = await startApiServer(createServices(config, apiPool, { logger: context.logger, temporalAddress: stack.temporalAddress }));
+    api = await startApiServer({
+      ...createServices(config, apiPool, { logger: context.logger, temporalAddress: stack.temporalAddress }),
+      localSecret,
+    });
   } catch (error) {
     await apiPool.end();
+    await removeLocalSecret(config.home);
     const port = (error as { code?: string }).code === 'EADDRINUSE' ? ` (SKILLSMITH_API_PORT=${config.api.port} is taken)` : '';
     throw new Error(`the HTTP API could not start${port}: ${(error as Error).message}`, { cause: error });
   }
@@ -167,6 +183,7 @@ export async function serveStack(context: CliContext, stack: LocalStack, config:
       }),
     async close() {
       await removeStackFile(config.home);
+      await removeLocalSecret(config.home);
       await withinBound(running.close, API_CLOSE_MS, 'closing the HTTP API', (message) => context.logger.warn(message));
       await apiPool.end();
     },

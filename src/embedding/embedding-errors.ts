@@ -1,4 +1,14 @@
 import { SkillsmithError } from '../skillsmith-error.ts';
+import { modelProfile } from './model-profiles.ts';
+
+/** What gets a model: the exact command for one skillsmith can pull, else where its files go. */
+export function howToGetModel(modelId: string, searchedDirectory: string | undefined): string {
+  if (modelProfile(modelId)) return `get it with: npx skillsmith models pull --model ${modelId}`;
+  return (
+    `put its transformers.js files (config.json, tokenizer.json, tokenizer_config.json, onnx/model.onnx) in ${searchedDirectory ?? 'SKILLSMITH_MODEL_DIR'}, ` +
+    'or set SKILLSMITH_ALLOW_REMOTE_MODELS=true to let transformers.js download it'
+  );
+}
 
 /**
  * The configured embedding model cannot be loaded. Never answered by substituting another
@@ -14,9 +24,7 @@ export class EmbeddingModelUnavailable extends SkillsmithError {
     readonly reason: string,
   ) {
     super(
-      `embedding model ${modelId} is unavailable (searched: ${searched.join('; ')}): ${reason}. ` +
-        'Put the model there (for the test model: node bin/skillsmith.js models pull), ' +
-        'or set SKILLSMITH_ALLOW_REMOTE_MODELS=true to let it be downloaded.',
+      `embedding model ${modelId} is unavailable (searched: ${searched.join('; ')}): ${reason}; ${howToGetModel(modelId, searched[0])}`,
     );
   }
 }

@@ -57,6 +57,21 @@ export async function listEmbeddingModels(db: Queryable, tenantId: string): Prom
   return rows.map(mapRow);
 }
 
+/** The tenant's embedding models, the most recently recorded first (none: nothing embedded yet). */
+export async function tenantEmbeddingModels(db: Queryable, tenantId: string): Promise<EmbeddingModelRecord[]> {
+  const { rows } = await db.query<{ model_id: string; dimension: number }>(
+    'SELECT model_id, dimension FROM embedding_models WHERE tenant_id = $1 ORDER BY created_at DESC, model_id',
+    [tenantId],
+  );
+  return rows.map(mapRow);
+}
+
+/** Every embedding model some tenant is embedded with (what a serving stack must be able to load). */
+export async function embeddingModelsInUse(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ model_id: string }>('SELECT DISTINCT model_id FROM embedding_models ORDER BY model_id');
+  return rows.map((row) => row.model_id);
+}
+
 export interface GoalToEmbed {
   runId: string;
   goal: string;

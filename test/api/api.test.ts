@@ -286,7 +286,7 @@ describe('HTTP API: skills and recall', () => {
   });
 
   it("recalls through the real embedder, for the token's tenant only", async () => {
-    const embedder = await harness.services.embedder();
+    const embedder = await harness.services.embedder('acme');
     const revision = await harness.skills.resolve('acme', 'deploy-service');
     const whenToUse = 'deploy a web service to the production cluster';
     const [vector] = await embedder.embed([whenToUse], 'document');

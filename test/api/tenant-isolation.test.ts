@@ -21,7 +21,8 @@ let runNumber = 0;
 
 beforeAll(async () => {
   harness = await openApiHarness([], { withRecall: true, recallThreshold: 0 });
-  embedder = await harness.services.embedder();
+  // A new tenant takes the configured model.
+  embedder = await harness.services.embedder('iso-setup');
   for (const name of SKILL_NAMES) vectors.set(name, (await embedder.embed([`when the ${name} task comes up`], 'document'))[0]!);
 });
 

@@ -124,11 +124,14 @@ describe('skillsmith clusters (dry run) and skillsmith models', () => {
     }
   });
 
-  it('models list shows the test model as present', async () => {
+  it('models list shows the test model as present, and the default model from the hub', async () => {
     await run(['models', 'list', '--json']);
     const { value } = printed.at(-1)!;
     expect(value).toMatchObject({
-      models: [{ modelId: 'sentence-transformers/all-MiniLM-L6-v2', dimension: 384, present: true, configured: true }],
+      models: [
+        { modelId: 'sentence-transformers/all-MiniLM-L6-v2', dimension: 384, source: 'pypi', present: true, configured: true },
+        { modelId: 'nomic-ai/nomic-embed-text-v1.5', dimension: 768, source: 'hub', present: false, configured: false },
+      ],
     });
   });
 });

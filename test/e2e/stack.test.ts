@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../src/infra/temporal-dev-server.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { createStackHome, type StackHome } from '../support/stack-home.ts';
+import { testModelDir } from '../support/test-model.ts';
 import { until } from '../support/until.ts';
 
 const bin = fileURLToPath(new URL('../../bin/skillsmith.js', import.meta.url));
@@ -57,6 +58,9 @@ describe('the embedded stack: up, status, /readyz, down, SIGTERM', () => {
     stackHome = await createStackHome();
     env = {
       SKILLSMITH_HOME: stackHome.home,
+      // The check loads the configured model: the registry-shipped one the suite provisions.
+      SKILLSMITH_MODEL_DIR: testModelDir,
+      SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       SKILLSMITH_POSTGRES_PORT: String(await freePort()),
       TEMPORAL_TASK_QUEUE: `up-${Date.now()}`,
@@ -80,6 +84,10 @@ describe('the embedded stack: up, status, /readyz, down, SIGTERM', () => {
     expect(stack.check.vectorExtension).toMatch(/^0\.8\./);
     expect(stack.check.migrations).toBeGreaterThan(0);
     expect(stack.apiUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(stack.checks).toEqual([
+      { name: 'embedder', ok: true, detail: 'sentence-transformers/all-MiniLM-L6-v2 loads and embeds (384-d; new tenants take it)' },
+      { name: 'distiller', ok: true, detail: 'extractive (no model needed)' },
+    ]);
     expect(await postmasterPid(stackHome.home)).toBeUndefined();
   }, 120_000);
 

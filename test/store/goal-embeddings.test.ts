@@ -261,7 +261,7 @@ describe('embed and cluster activities', () => {
   });
 
   it('clusterGoals finds the recurring tasks and returns ids and counts only', async () => {
-    const { clusterGoals } = createClusterActivities({ pool: database.pool, config });
+    const { clusterGoals } = createClusterActivities({ pool: database.pool, tenantConfig: async () => config });
     const result: ClusterGoalsResult = await new MockActivityEnvironment().run(clusterGoals, { tenantId: 'acme' });
     expect(result.goals).toBe(60);
     expect(result.qualifying.length).toBeGreaterThanOrEqual(1);
@@ -282,7 +282,7 @@ describe('embed and cluster activities', () => {
       since: null,
       distiller: 'extractive',
     });
-    const { clusterPassGoals } = createClusterActivities({ pool: database.pool, config });
+    const { clusterPassGoals } = createClusterActivities({ pool: database.pool, tenantConfig: async () => config });
     const environment = new MockActivityEnvironment();
     const first: ClusterPassGoalsResult = await environment.run(clusterPassGoals, { tenantId: 'acme', passId });
     const again: ClusterPassGoalsResult = await environment.run(clusterPassGoals, { tenantId: 'acme', passId });

@@ -16,15 +16,18 @@ export function registerClustersCommands(program: Command, context: CliContext):
     .description('dry run: embed missing goals, cluster all runs, print every cluster and why it qualifies or not')
     .action(async (_options: unknown, command: Command) => {
       const { tenant, json, quiet } = command.optsWithGlobals<{ tenant: string; json: boolean; quiet: boolean }>();
-      const { config } = context;
-      const [{ clusterRunGoals }, { embedMissingGoals }, { createEmbedder }, { loadClusterPortraits }] = await Promise.all([
-        import('../../clustering/cluster-pass.ts'),
-        import('../../embedding/embed-goals.ts'),
-        import('../../embedding/embedder.ts'),
-        import('../../synthesis/cluster-portrait.ts'),
-      ]);
-      const embedder = await createEmbedder(config.embedding);
+      const [{ clusterRunGoals }, { embedMissingGoals }, { createEmbedder }, { loadClusterPortraits }, { configForTenant }] =
+        await Promise.all([
+          import('../../clustering/cluster-pass.ts'),
+          import('../../embedding/embed-goals.ts'),
+          import('../../embedding/embedder.ts'),
+          import('../../synthesis/cluster-portrait.ts'),
+          import('../../embedding/tenant-model.ts'),
+        ]);
       const pool = await context.openPool();
+      // The tenant's model and its τ and cut, as a pass would use them.
+      const config = await configForTenant(pool, context.config, tenant);
+      const embedder = await createEmbedder(config.embedding);
       const progress = createProgressReporter({ quiet });
       const embedding = await embedMissingGoals(pool, embedder, tenant, {
         pageSize: Math.max(config.embedding.batchSize, 256),

@@ -1,11 +1,10 @@
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { clusteringDefaultsFor, type Config } from '../../config.ts';
-import { EmbeddingModelUnavailable } from '../../embedding/embedding-errors.ts';
+import { configForModel, type Config } from '../../config.ts';
+import { EmbeddingModelUnavailable, howToGetModel } from '../../embedding/embedding-errors.ts';
 import { pullModel, testEmbeddingModel } from '../../embedding/model-pull.ts';
 import type { Procedure } from '../../procedures/procedure.ts';
 import type { RecalledSkill } from '../../recall/recall.ts';
-import { defaultRecallThreshold } from '../../recall/recall-threshold.ts';
 import { generateRuns } from '../../runs/trace-generator.ts';
 import type { CliContext } from '../context.ts';
 import { exitIfShutdownOverruns } from '../shutdown.ts';
@@ -17,50 +16,46 @@ const SAMPLE_SEED = 7;
 const SAMPLE_RUNS = 200;
 
 /**
- * What the demo changes in the configuration, each said out loud: a registry-shipped model when
- * the configured one cannot be loaded here (the demo's exception, never a production pass's),
- * and the extractive distiller when no LLM is configured.
+ * What the demo changes in the configuration, each said out loud with how it lasts: the
+ * registry-shipped model when the default one (SKILLSMITH_EMBEDDING_MODEL unset) cannot be loaded
+ * here — a tenant that has no model yet is embedded with it and keeps it, so every later command on
+ * the tenant uses it with nothing set (src/embedding/tenant-model.ts); a model set explicitly is
+ * never swapped — and the extractive distiller when no LLM is configured.
  */
-async function demoConfiguration(config: Config, log: (message: string) => void): Promise<{ config: Config; notes: string[] }> {
+async function demoConfiguration(
+  config: Config,
+  tenant: string,
+  log: (message: string) => void,
+): Promise<{ config: Config; notes: string[] }> {
   const notes: string[] = [];
-  let embedding = config.embedding;
-  let synthesis = config.synthesis;
-  let recall = config.recall;
-  try {
-    const { createEmbedder } = await import('../../embedding/embedder.ts');
-    await createEmbedder(embedding);
-  } catch (error) {
-    if (!(error instanceof EmbeddingModelUnavailable)) throw error;
-    await pullModel({ modelDir: embedding.modelDir, onProgress: log });
-    embedding = {
-      ...embedding,
-      model: testEmbeddingModel.modelId,
-      pooling: testEmbeddingModel.pooling,
-      prefixes: testEmbeddingModel.prefixes,
-      dimension: undefined,
-    };
-    const clustering = clusteringDefaultsFor(testEmbeddingModel.modelId);
-    synthesis = {
-      ...synthesis,
-      similarityTau: testEmbeddingModel.similarityTau,
-      clusterSimilarity: clustering.similarity,
-      clusterTau: clustering.clusterTau,
-      clusterGoalWeight: clustering.goalWeight,
-      clusterToolTau: clustering.toolTau,
-    };
-    recall = { threshold: defaultRecallThreshold(testEmbeddingModel.modelId)! };
+  let demo = config;
+  if (!(config.modelChoice?.explicit ?? true)) {
+    try {
+      const { createEmbedder } = await import('../../embedding/embedder.ts');
+      await createEmbedder(config.embedding);
+    } catch (error) {
+      if (!(error instanceof EmbeddingModelUnavailable)) throw error;
+      await pullModel({ modelDir: config.embedding.modelDir, onProgress: log });
+      demo = configForModel(config, testEmbeddingModel.modelId);
+      notes.push(
+        `note: the configured embedding model ${config.embedding.model} is not available here (${howToGetModel(config.embedding.model, undefined)}), ` +
+          `so tenant ${tenant}, unless it is embedded already, is embedded with the registry-shipped ${testEmbeddingModel.modelId} ` +
+          `(${testEmbeddingModel.dimension}-d, τ = ${demo.synthesis.similarityTau}, recall threshold ${demo.recall.threshold}); ` +
+          `the tenant keeps its model: every command on it uses that model with nothing set, and \`skillsmith reembed\` moves it`,
+      );
+    }
+  }
+  if (demo.synthesis.distiller === 'llm' && !config.llm.baseUrl) {
+    demo = { ...demo, synthesis: { ...demo.synthesis, distiller: 'extractive' } };
     notes.push(
-      `note: the configured embedding model ${config.embedding.model} is not available here, so this demo uses the ` +
-        `registry-shipped ${testEmbeddingModel.modelId} (${testEmbeddingModel.dimension}-d) at its measured τ = ${testEmbeddingModel.similarityTau} ` +
-        `and recall threshold ${recall.threshold} ` +
-        'instead; production passes never substitute a model',
+      'note: SKILLSMITH_DISTILLER=llm but no LLM is configured (SKILLSMITH_LLM_BASE_URL), so this demo distils with the extractive distiller',
+    );
+  } else if (demo.synthesis.distiller === 'extractive' && !config.llm.baseUrl) {
+    notes.push(
+      'note: no LLM is configured (SKILLSMITH_LLM_BASE_URL), so passes distil with the extractive distiller (SKILLSMITH_DISTILLER unset, or extractive)',
     );
   }
-  if (synthesis.distiller === 'llm' && !config.llm.baseUrl) {
-    synthesis = { ...synthesis, distiller: 'extractive' };
-    notes.push('note: no LLM is configured (SKILLSMITH_LLM_BASE_URL), so this demo distils with the extractive distiller');
-  }
-  return { config: { ...config, embedding, synthesis, recall }, notes };
+  return { config: demo, notes };
 }
 
 /**
@@ -97,7 +92,7 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
     .action(async (options: { keepRunning: boolean }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
       const say = (line: string) => process.stderr.write(`${line}\n`);
-      const { config, notes } = await demoConfiguration(context.config, (message) => context.logger.info(message));
+      const { config, notes } = await demoConfiguration(context.config, tenant, (message) => context.logger.info(message));
       if (!json) for (const note of notes) process.stdout.write(`${note}\n`);
 
       // The stack, Temporal's client and the services load here, not for `--help`.

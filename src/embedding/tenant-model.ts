@@ -1,0 +1,42 @@
+import { configForModel, type Config } from '../config.ts';
+import { SkillsmithError } from '../skillsmith-error.ts';
+import type { Queryable } from '../store/database.ts';
+import { tenantEmbeddingModels } from './goal-embedding-repository.ts';
+
+/**
+ * The configured model (SKILLSMITH_EMBEDDING_MODEL, set) is not the one the tenant's goals and
+ * skills were embedded with: comparing vectors of two models is meaningless, so nothing runs
+ * until the setting goes or the tenant is moved, explicitly, with `skillsmith reembed`.
+ */
+export class TenantEmbeddingModelMismatch extends SkillsmithError {
+  static override readonly code = 'TenantEmbeddingModelMismatch';
+  static override readonly httpStatus = 503;
+  static override readonly retryable = false;
+  constructor(
+    readonly tenantId: string,
+    readonly tenantModelId: string,
+    readonly configuredModelId: string,
+  ) {
+    super(
+      `tenant ${tenantId} is embedded with ${tenantModelId}, but SKILLSMITH_EMBEDDING_MODEL=${configuredModelId}: ` +
+        `unset SKILLSMITH_EMBEDDING_MODEL to use ${tenantModelId}, or move the tenant to ${configuredModelId} with ` +
+        `\`SKILLSMITH_EMBEDDING_MODEL=${configuredModelId} npx skillsmith reembed --tenant ${tenantId}\``,
+    );
+  }
+}
+
+/**
+ * The configuration a tenant's work runs with: the tenant remembers the model its goals were
+ * embedded with (`embedding_models`), and that model's profile (its pooling, prefixes, τ, cut and
+ * recall threshold, under whatever was set explicitly) is used whenever SKILLSMITH_EMBEDDING_MODEL
+ * is unset. A tenant with nothing embedded yet takes the configured model. A model set explicitly
+ * that the tenant was not embedded with is refused (TenantEmbeddingModelMismatch), never mixed.
+ */
+export async function configForTenant(db: Queryable, config: Config, tenantId: string): Promise<Config> {
+  const models = await tenantEmbeddingModels(db, tenantId);
+  if (models.length === 0 || models.some((model) => model.modelId === config.embedding.model)) return config;
+  const tenantModel = models[0]!.modelId;
+  // A hand-built config (no modelChoice) is taken as set explicitly.
+  if (config.modelChoice?.explicit ?? true) throw new TenantEmbeddingModelMismatch(tenantId, tenantModel, config.embedding.model);
+  return configForModel(config, tenantModel);
+}
