@@ -12,11 +12,14 @@
  * waits for the reviews and prints how many review executions did them.
  * `--rate N` offers N reports/s in total (default: as fast as the senders go).
  * `--profile` (with --via api) first times the request's parts alone at the same concurrency:
- * validation, the grouped insert, the intake signal.
+ * validation, the grouped insert, the intake signal. `--cpu-profile FILE` writes the main thread's
+ * CPU profile (Chrome DevTools format) of the measured sending window alone.
  *
  *   node --import tsx bench/intake.bench.ts [--via signal|api] [--reports 3000] [--agents 10] [--concurrency 32]
- *     [--rate N] [--populate] [--profile] [--database-url URL]
+ *     [--rate N] [--populate] [--profile] [--cpu-profile FILE.cpuprofile] [--database-url URL]
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
@@ -37,6 +40,7 @@ import { migrate } from '../src/store/migrations.ts';
 import { createServices } from '../src/app/services.ts';
 import { createWorker } from '../workers/worker.ts';
 import { offerPaced } from './paced-senders.ts';
+import { cpuByPid, descendantPids, postgresBackendPids, totalCpuMs } from './process-cpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -48,6 +52,7 @@ const { values } = parseArgs({
     populate: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'database-url': { type: 'string' },
+    'cpu-profile': { type: 'string' },
   },
 });
 const total = Number(values.reports);
@@ -173,12 +178,35 @@ try {
 
   const load = loadavg()[0]!.toFixed(1);
   const epochOffset = Date.now() - performance.now();
+  // --cpu-profile: the main thread's CPU profile of the sending window only (not start-up or the populating pass).
+  const profiler = values['cpu-profile'] ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
+  // The other processes on these cores: the Temporal dev server (a child) and, on a native
+  // server, this database's backends (those of the pool: the intake's and the worker's).
+  const serverPids = await descendantPids();
+  const serverCpuBefore = await totalCpuMs(serverPids);
+  const backendsBefore = embedded ? new Map<number, number>() : await cpuByPid(await postgresBackendPids(pool));
   const cpuBefore = process.cpuUsage();
   const sent = await offer(reports, (report) =>
     values.via === 'api' ? services.reportRun(report) : reportRunCompleted(client, report, { taskQueue: 'intake-bench' }),
   );
   const accepted = total - sent.failed;
   const cpu = process.cpuUsage(cpuBefore);
+  const serverCpu = (await totalCpuMs(serverPids)) - serverCpuBefore;
+  // Backends the pool opened while sending count from 0 (one closed meanwhile is missed).
+  let backendCpu = 0;
+  if (!embedded) {
+    for (const [pid, ms] of await cpuByPid(await postgresBackendPids(pool))) backendCpu += ms - (backendsBefore.get(pid) ?? 0);
+  }
+  if (profiler) {
+    const { profile } = await profiler.post('Profiler.stop');
+    await writeFile(values['cpu-profile']!, JSON.stringify(profile));
+    profiler.disconnect();
+  }
   let stored = 0;
   const deadline = Date.now() + 300_000;
   while (Date.now() < deadline) {
@@ -205,6 +233,10 @@ try {
   );
   console.log(
     `this process (intake + worker) CPU while sending: ${((cpu.user + cpu.system) / 1000 / accepted).toFixed(2)} ms per accepted run`,
+  );
+  console.log(
+    `Temporal dev server CPU while sending: ${(serverCpu / accepted).toFixed(2)} ms per accepted run` +
+      (embedded ? '' : `; PostgreSQL backends: ${(backendCpu / accepted).toFixed(2)} ms`),
   );
   console.log(`send → answered (202 / signal sent): ${ms(percentiles(sent.answered))}`);
   console.log(`send → stored: ${ms(percentiles(latencies))}`);
