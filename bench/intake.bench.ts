@@ -13,7 +13,9 @@
  * `--rate N` offers N reports/s in total (default: as fast as the senders go).
  * `--profile` (with --via api) first times the request's parts alone at the same concurrency:
  * validation, the grouped insert, the intake signal. `--cpu-profile FILE` writes the main thread's
- * CPU profile (Chrome DevTools format) of the measured sending window alone.
+ * CPU profile (Chrome DevTools format) of the measured sending window alone. Each run also prints
+ * the CPU per run of this process, of the Temporal dev server and of the PostgreSQL backends, and
+ * the intake workflows' signals and workflow tasks (what the Temporal server's CPU follows).
  *
  *   node --import tsx bench/intake.bench.ts [--via signal|api] [--reports 3000] [--agents 10] [--concurrency 32]
  *     [--rate N] [--populate] [--profile] [--cpu-profile FILE.cpuprofile] [--database-url URL]
@@ -23,6 +25,7 @@ import { Session } from 'node:inspector/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import protobufs from '@temporalio/proto';
 import { RUN_STORED_SIGNAL } from '../src/client/intake-contract.ts';
 import { admitRunReport, reportRunCompleted, signalIntake } from '../src/client/run-intake-client.ts';
 import { startSynthesisPass, passResult } from '../src/client/synthesis-client.ts';
@@ -240,6 +243,22 @@ try {
   );
   console.log(`send → answered (202 / signal sent): ${ms(percentiles(sent.answered))}`);
   console.log(`send → stored: ${ms(percentiles(latencies))}`);
+  // What the Temporal server's CPU follows: signals and workflow tasks of the intake workflows.
+  let signals = 0;
+  let workflowTasks = 0;
+  let intakeExecutions = 0;
+  for await (const execution of client.workflow.list({ query: `WorkflowId STARTS_WITH 'intake/${tenantId}/'` })) {
+    intakeExecutions += 1;
+    const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+    for (const event of history.events ?? []) {
+      if (event.eventType === protobufs.temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) signals += 1;
+      if (event.eventType === protobufs.temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) workflowTasks += 1;
+    }
+  }
+  console.log(
+    `intake: ${signals} signals, ${workflowTasks} workflow tasks in ${intakeExecutions} executions ` +
+      `(${(accepted / Math.max(signals, 1)).toFixed(2)} runs per signal)`,
+  );
 
   if (values.populate) {
     // Every run with a tool call of a populated tenant is reviewed (track record): wait for them all.
