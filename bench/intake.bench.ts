@@ -13,9 +13,10 @@
  * `--rate N` offers N reports/s in total (default: as fast as the senders go).
  * `--profile` (with --via api) first times the request's parts alone at the same concurrency:
  * validation, the grouped insert, the intake signal. `--cpu-profile FILE` writes the main thread's
- * CPU profile (Chrome DevTools format) of the measured sending window alone. Each run also prints
- * the CPU per run of this process, of the Temporal dev server and of the PostgreSQL backends, and
- * the intake workflows' signals and workflow tasks (what the Temporal server's CPU follows).
+ * CPU profile (Chrome DevTools format) of the measured sending window alone (with --populate, until
+ * the reviews are done). Each run also prints the CPU per run of this process, of the Temporal dev
+ * server and of the PostgreSQL backends — while sending and, with --populate, until the reviews are
+ * done — and the intake workflows' signals and workflow tasks (what the Temporal server's CPU follows).
  *
  *   node --import tsx bench/intake.bench.ts [--via signal|api] [--reports 3000] [--agents 10] [--concurrency 32]
  *     [--rate N] [--populate] [--profile] [--cpu-profile FILE.cpuprofile] [--database-url URL]
@@ -205,11 +206,14 @@ try {
   if (!embedded) {
     for (const [pid, ms] of await cpuByPid(await postgresBackendPids(pool))) backendCpu += ms - (backendsBefore.get(pid) ?? 0);
   }
-  if (profiler) {
+  const stopProfiler = async () => {
+    if (!profiler) return;
     const { profile } = await profiler.post('Profiler.stop');
     await writeFile(values['cpu-profile']!, JSON.stringify(profile));
     profiler.disconnect();
-  }
+  };
+  // With --populate the profile goes on until the reviews are done: they are what it is for.
+  if (!values.populate) await stopProfiler();
   let stored = 0;
   const deadline = Date.now() + 300_000;
   while (Date.now() < deadline) {
@@ -275,6 +279,14 @@ try {
       if (done >= expected) break;
       await sleep(250);
     }
+    // The CPU of recording and reviewing these runs: from the first send until the last review is done.
+    const reviewedCpu = process.cpuUsage(cpuBefore);
+    const reviewedServerCpu = (await totalCpuMs(serverPids)) - serverCpuBefore;
+    let reviewedBackendCpu = 0;
+    if (!embedded) {
+      for (const [pid, ms] of await cpuByPid(await postgresBackendPids(pool))) reviewedBackendCpu += ms - (backendsBefore.get(pid) ?? 0);
+    }
+    await stopProfiler();
     const { rows: reviewRows } = await pool.query<{ status: string; n: number; last: number }>(
       `SELECT status, count(*)::int AS n, max(extract(epoch FROM finished_at) * 1000) AS last FROM reviews WHERE tenant_id = $1 GROUP BY status`,
       [tenantId],
@@ -288,6 +300,11 @@ try {
     console.log(
       `reviews: ${done}/${expected} done (${reviewRows.map((row) => `${row.n} ${row.status}`).join(', ')}) by ${executions} review executions; ` +
         `last finished ${((last - (epochOffset + sent.sentAt[0]!)) / 1000).toFixed(1)} s after the first send`,
+    );
+    console.log(
+      `CPU per accepted run from the first send until the reviews were done: this process ${((reviewedCpu.user + reviewedCpu.system) / 1000 / accepted).toFixed(2)} ms, ` +
+        `Temporal dev server ${(reviewedServerCpu / accepted).toFixed(2)} ms` +
+        (embedded ? '' : `, PostgreSQL backends ${(reviewedBackendCpu / accepted).toFixed(2)} ms`),
     );
   }
   worker.shutdown();
