@@ -10,6 +10,7 @@ import {
 } from '../src/review/review-repository.ts';
 import { createReviewToolbox } from '../src/review/review-toolbox.ts';
 import { recallSkills } from '../src/recall/recall.ts';
+import { withGoalTextCache } from '../src/embedding/embed-goals.ts';
 import { reviewWithLlm, type ReviewOutcome } from '../src/review/reviewer.ts';
 import { updateTrackRecord, updateTrackRecords, type TrackRecordUpdate } from '../src/review/track-record.ts';
 import { findRun, findRunOutlines } from '../src/runs/run-repository.ts';
@@ -122,9 +123,14 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
     ): Promise<Array<{ runId: string; update: TrackRecordUpdate } | { runId: string; error: string }>> {
       const { tenantId } = input;
       const runs = await findRunOutlines(pool, tenantId, input.runIds);
-      // Recalled without recording use (a review is not a use); the goals are embedded together.
+      // Recalled without recording use (a review is not a use); the goals are embedded together,
+      // each only when no pass or earlier review has (the tenant's goal text cache).
       const recallMany = async (tenant: string, goals: string[]) =>
-        recallSkills({ pool, embedder: await dependencies.embedder(), threshold: config.recall.threshold }, tenant, goals);
+        recallSkills(
+          { pool, embedder: withGoalTextCache(pool, await dependencies.embedder(), tenant), threshold: config.recall.threshold },
+          tenant,
+          goals,
+        );
       const updates = await failFast(() =>
         updateTrackRecords({ pool, recall: dependencies.recall, recallMany, synthesis: config.synthesis, logger }, tenantId, runs),
       );
