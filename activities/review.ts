@@ -10,6 +10,7 @@ import {
 } from '../src/review/review-repository.ts';
 import { createReviewToolbox } from '../src/review/review-toolbox.ts';
 import { recallSkills } from '../src/recall/recall.ts';
+import { withGoalTextCache } from '../src/embedding/embed-goals.ts';
 import { reviewWithLlm, type ReviewOutcome } from '../src/review/reviewer.ts';
 import { updateTrackRecord, updateTrackRecords, type TrackRecordUpdate } from '../src/review/track-record.ts';
 import { findRun, findRunOutlines } from '../src/runs/run-repository.ts';
@@ -126,12 +127,17 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
     ): Promise<Array<{ runId: string; update: TrackRecordUpdate } | { runId: string; error: string }>> {
       const { tenantId } = input;
       const runs = await findRunOutlines(pool, tenantId, input.runIds);
-      // Recalled without recording use (a review is not a use); the goals are embedded together.
+      // Recalled without recording use (a review is not a use); the goals are embedded together,
+      // each only when no pass or earlier review has (the tenant's goal text cache).
       const updates = await failFast(async () => {
         // The tenant's model and its recall threshold and τ (src/embedding/tenant-model.ts).
         const tenant = await dependencies.tenantConfig(tenantId);
         const recallMany = async (id: string, goals: string[]) =>
-          recallSkills({ pool, embedder: await dependencies.embedder(id), threshold: tenant.recall.threshold }, id, goals);
+          recallSkills(
+            { pool, embedder: withGoalTextCache(pool, await dependencies.embedder(id), id), threshold: tenant.recall.threshold },
+            id,
+            goals,
+          );
         return updateTrackRecords({ pool, recall: dependencies.recall, recallMany, synthesis: tenant.synthesis, logger }, tenantId, runs);
       });
       const byRun = new Map(runs.map((run, index) => [run.runId, updates[index]!]));

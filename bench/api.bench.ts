@@ -17,7 +17,6 @@
  * embeds.
  */
 import { spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type pg from 'pg';
@@ -28,6 +27,7 @@ import { loadConfig } from '../src/config.ts';
 import type { Embedder } from '../src/embedding/embedder.ts';
 import { recallSkill } from '../src/recall/recall.ts';
 import { createSeededRandom } from '../src/runs/seeded-random.ts';
+import { postgresBackendPids, processCpuMs } from './process-cpu.ts';
 import { BENCH_TENANT, loadEmbedder, openBenchDatabase, populate, summarize } from './session-bench-setup.ts';
 
 const { values } = parseArgs({
@@ -152,13 +152,11 @@ async function embeddingLoop(): Promise<void> {
 
 /** User + system CPU of the database's backends, in ms (native server on this machine only). */
 async function backendCpuMs(pool: pg.Pool): Promise<number | undefined> {
-  const { rows } = await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
   let total = 0;
-  for (const { pid } of rows) {
-    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
-    if (!stat) return undefined;
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    total += (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
+  for (const pid of await postgresBackendPids(pool)) {
+    const ms = await processCpuMs(pid);
+    if (ms === undefined) return undefined;
+    total += ms;
   }
   return total;
 }

@@ -12,14 +12,21 @@
  * waits for the reviews and prints how many review executions did them.
  * `--rate N` offers N reports/s in total (default: as fast as the senders go).
  * `--profile` (with --via api) first times the request's parts alone at the same concurrency:
- * validation, the grouped insert, the intake signal.
+ * validation, the grouped insert, the intake signal. `--cpu-profile FILE` writes the main thread's
+ * CPU profile (Chrome DevTools format) of the measured sending window alone (with --populate, until
+ * the reviews are done). Each run also prints the CPU per run of this process, of the Temporal dev
+ * server and of the PostgreSQL backends — while sending and, with --populate, until the reviews are
+ * done — and the intake workflows' signals and workflow tasks (what the Temporal server's CPU follows).
  *
  *   node --import tsx bench/intake.bench.ts [--via signal|api] [--reports 3000] [--agents 10] [--concurrency 32]
- *     [--rate N] [--populate] [--profile] [--database-url URL]
+ *     [--rate N] [--populate] [--profile] [--cpu-profile FILE.cpuprofile] [--database-url URL]
  */
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import protobufs from '@temporalio/proto';
 import { RUN_STORED_SIGNAL } from '../src/client/intake-contract.ts';
 import { admitRunReport, reportRunCompleted, signalIntake } from '../src/client/run-intake-client.ts';
 import { startSynthesisPass, passResult } from '../src/client/synthesis-client.ts';
@@ -37,6 +44,7 @@ import { migrate } from '../src/store/migrations.ts';
 import { createServices } from '../src/app/services.ts';
 import { createWorker } from '../workers/worker.ts';
 import { offerPaced } from './paced-senders.ts';
+import { cpuByPid, descendantPids, postgresBackendPids, totalCpuMs } from './process-cpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -48,6 +56,7 @@ const { values } = parseArgs({
     populate: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
     'database-url': { type: 'string' },
+    'cpu-profile': { type: 'string' },
   },
 });
 const total = Number(values.reports);
@@ -173,12 +182,38 @@ try {
 
   const load = loadavg()[0]!.toFixed(1);
   const epochOffset = Date.now() - performance.now();
+  // --cpu-profile: the main thread's CPU profile of the sending window only (not start-up or the populating pass).
+  const profiler = values['cpu-profile'] ? new Session() : undefined;
+  if (profiler) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+    await profiler.post('Profiler.start');
+  }
+  // The other processes on these cores: the Temporal dev server (a child) and, on a native
+  // server, this database's backends (those of the pool: the intake's and the worker's).
+  const serverPids = await descendantPids();
+  const serverCpuBefore = await totalCpuMs(serverPids);
+  const backendsBefore = embedded ? new Map<number, number>() : await cpuByPid(await postgresBackendPids(pool));
   const cpuBefore = process.cpuUsage();
   const sent = await offer(reports, (report) =>
     values.via === 'api' ? services.reportRun(report) : reportRunCompleted(client, report, { taskQueue: 'intake-bench' }),
   );
   const accepted = total - sent.failed;
   const cpu = process.cpuUsage(cpuBefore);
+  const serverCpu = (await totalCpuMs(serverPids)) - serverCpuBefore;
+  // Backends the pool opened while sending count from 0 (one closed meanwhile is missed).
+  let backendCpu = 0;
+  if (!embedded) {
+    for (const [pid, ms] of await cpuByPid(await postgresBackendPids(pool))) backendCpu += ms - (backendsBefore.get(pid) ?? 0);
+  }
+  const stopProfiler = async () => {
+    if (!profiler) return;
+    const { profile } = await profiler.post('Profiler.stop');
+    await writeFile(values['cpu-profile']!, JSON.stringify(profile));
+    profiler.disconnect();
+  };
+  // With --populate the profile goes on until the reviews are done: they are what it is for.
+  if (!values.populate) await stopProfiler();
   let stored = 0;
   const deadline = Date.now() + 300_000;
   while (Date.now() < deadline) {
@@ -206,8 +241,28 @@ try {
   console.log(
     `this process (intake + worker) CPU while sending: ${((cpu.user + cpu.system) / 1000 / accepted).toFixed(2)} ms per accepted run`,
   );
+  console.log(
+    `Temporal dev server CPU while sending: ${(serverCpu / accepted).toFixed(2)} ms per accepted run` +
+      (embedded ? '' : `; PostgreSQL backends: ${(backendCpu / accepted).toFixed(2)} ms`),
+  );
   console.log(`send → answered (202 / signal sent): ${ms(percentiles(sent.answered))}`);
   console.log(`send → stored: ${ms(percentiles(latencies))}`);
+  // What the Temporal server's CPU follows: signals and workflow tasks of the intake workflows.
+  let signals = 0;
+  let workflowTasks = 0;
+  let intakeExecutions = 0;
+  for await (const execution of client.workflow.list({ query: `WorkflowId STARTS_WITH 'intake/${tenantId}/'` })) {
+    intakeExecutions += 1;
+    const history = await client.workflow.getHandle(execution.workflowId, execution.runId).fetchHistory();
+    for (const event of history.events ?? []) {
+      if (event.eventType === protobufs.temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) signals += 1;
+      if (event.eventType === protobufs.temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) workflowTasks += 1;
+    }
+  }
+  console.log(
+    `intake: ${signals} signals, ${workflowTasks} workflow tasks in ${intakeExecutions} executions ` +
+      `(${(accepted / Math.max(signals, 1)).toFixed(2)} runs per signal)`,
+  );
 
   if (values.populate) {
     // Every run with a tool call of a populated tenant is reviewed (track record): wait for them all.
@@ -224,6 +279,14 @@ try {
       if (done >= expected) break;
       await sleep(250);
     }
+    // The CPU of recording and reviewing these runs: from the first send until the last review is done.
+    const reviewedCpu = process.cpuUsage(cpuBefore);
+    const reviewedServerCpu = (await totalCpuMs(serverPids)) - serverCpuBefore;
+    let reviewedBackendCpu = 0;
+    if (!embedded) {
+      for (const [pid, ms] of await cpuByPid(await postgresBackendPids(pool))) reviewedBackendCpu += ms - (backendsBefore.get(pid) ?? 0);
+    }
+    await stopProfiler();
     const { rows: reviewRows } = await pool.query<{ status: string; n: number; last: number }>(
       `SELECT status, count(*)::int AS n, max(extract(epoch FROM finished_at) * 1000) AS last FROM reviews WHERE tenant_id = $1 GROUP BY status`,
       [tenantId],
@@ -237,6 +300,11 @@ try {
     console.log(
       `reviews: ${done}/${expected} done (${reviewRows.map((row) => `${row.n} ${row.status}`).join(', ')}) by ${executions} review executions; ` +
         `last finished ${((last - (epochOffset + sent.sentAt[0]!)) / 1000).toFixed(1)} s after the first send`,
+    );
+    console.log(
+      `CPU per accepted run from the first send until the reviews were done: this process ${((reviewedCpu.user + reviewedCpu.system) / 1000 / accepted).toFixed(2)} ms, ` +
+        `Temporal dev server ${(reviewedServerCpu / accepted).toFixed(2)} ms` +
+        (embedded ? '' : `, PostgreSQL backends ${(reviewedBackendCpu / accepted).toFixed(2)} ms`),
     );
   }
   worker.shutdown();

@@ -1,5 +1,6 @@
 import type { Queryable } from '../store/database.ts';
 import type { Embedder } from './embedder.ts';
+import { EmbeddingDimensionMismatch } from './embedding-errors.ts';
 import {
   countGoalsWithoutEmbedding,
   ensureEmbeddingModel,
@@ -8,7 +9,6 @@ import {
   insertGoalEmbeddings,
   insertGoalTextEmbeddings,
   type EmbeddingModelRecord,
-  type GoalToEmbed,
 } from './goal-embedding-repository.ts';
 import { goalTextHash, normaliseGoalText } from './goal-text.ts';
 
@@ -40,9 +40,9 @@ export interface EmbedGoalsResult {
 }
 
 /**
- * One vector per goal, in order: each distinct normalised text of the page is looked up in the
- * tenant's per-text cache and only the texts never embedded with this model reach the model (and
- * are cached). Progress counts goals, after every embedder batch: a page of long goals on a busy
+ * One vector per goal text, in order: each distinct normalised text is looked up in the tenant's
+ * per-text cache and only the texts never embedded with this model reach the model (and are
+ * cached). Progress counts goals, after every embedder batch: a page of long goals on a busy
  * machine can outlast the activity's heartbeat timeout (NESTFUL: 256 goals > 30 s at load 20).
  */
 async function goalVectors(
@@ -50,10 +50,10 @@ async function goalVectors(
   embedder: Embedder,
   tenantId: string,
   model: EmbeddingModelRecord,
-  goals: GoalToEmbed[],
+  goals: readonly string[],
   onProgress: (goalsDone: number) => void,
 ): Promise<{ vectors: Float32Array[]; textsEmbedded: number }> {
-  const texts = goals.map((goal) => normaliseGoalText(goal.goal));
+  const texts = goals.map(normaliseGoalText);
   const hashes = texts.map(goalTextHash);
   const vectors = await findGoalTextEmbeddings(db, tenantId, model.modelId, [...new Set(hashes)]);
   const missing = new Map<string, string>();
@@ -69,6 +69,31 @@ async function goalVectors(
     for (const { textHash, embedding } of rows) vectors.set(textHash, embedding);
   }
   return { vectors: hashes.map((hash) => vectors.get(hash)!), textsEmbedded: missing.size };
+}
+
+/**
+ * The embedder with its goals going through the tenant's per-text cache (goalVectors): a goal a
+ * pass or an earlier review embedded costs a lookup, and one embedded here is one the next pass
+ * does not embed. Other kinds, and a tenant whose recorded dimension differs from the model's
+ * (no cache can hold its vectors), go straight to the model.
+ */
+export function withGoalTextCache(db: Queryable, embedder: Embedder, tenantId: string): Embedder {
+  const model = { modelId: embedder.modelId, dimension: embedder.dimension };
+  return {
+    modelId: embedder.modelId,
+    dimension: embedder.dimension,
+    async embed(texts, kind, options) {
+      if (kind !== 'goal' || texts.length === 0) return embedder.embed(texts, kind, options);
+      try {
+        await ensureEmbeddingModel(db, tenantId, model);
+      } catch (error) {
+        if (error instanceof EmbeddingDimensionMismatch) return embedder.embed(texts, kind, options);
+        throw error;
+      }
+      const { vectors } = await goalVectors(db, embedder, tenantId, model, texts, (done) => options?.onProgress?.(done, texts.length));
+      return vectors;
+    },
+  };
 }
 
 /**
@@ -105,7 +130,14 @@ export async function embedMissingGoals(
       limit: options.pageSize,
     });
     if (goals.length === 0) break;
-    const { vectors, textsEmbedded: fresh } = await goalVectors(db, embedder, tenantId, model, goals, (done) => report(processed + done));
+    const { vectors, textsEmbedded: fresh } = await goalVectors(
+      db,
+      embedder,
+      tenantId,
+      model,
+      goals.map((goal) => goal.goal),
+      (done) => report(processed + done),
+    );
     textsEmbedded += fresh;
     embedded += await insertGoalEmbeddings(
       db,

@@ -327,46 +327,90 @@ export async function findProceduresByName(db: Queryable, tenantId: string, name
   return rows.map(toProcedure);
 }
 
-/**
- * One run's outcome for one procedure: attempt_count +1, success_count +1 on success, the
- * observed window likewise, last_used_at. Idempotent per (run, procedure): returns the updated
- * procedure, or undefined when this run was already counted.
- */
-export async function observeProcedure(
-  db: pg.PoolClient,
-  tenantId: string,
-  observation: { runId: string; procedureId: string; success: boolean; via: 'pinned' | 'recalled' },
-): Promise<Procedure | undefined> {
-  const inserted = await db.query(
-    `INSERT INTO procedure_observations (tenant_id, run_id, procedure_id, success, via) VALUES ($1, $2, $3, $4, $5)
-     ON CONFLICT DO NOTHING`,
-    [tenantId, observation.runId, observation.procedureId, observation.success, observation.via],
-  );
-  if (inserted.rowCount === 0) return undefined;
-  // A run the procedure was learned from is already in its record: only the observed window counts it.
-  const learned = await db.query(`SELECT 1 FROM procedure_runs WHERE tenant_id = $1 AND procedure_id = $2 AND run_id = $3`, [
-    tenantId,
-    observation.procedureId,
-    observation.runId,
-  ]);
-  const counted = learned.rowCount === 0 ? 1 : 0;
-  const successes = observation.success ? 1 : 0;
-  const { rows } = await db.query<ProcedureRow>(
-    `UPDATE procedures SET attempt_count = attempt_count + $4, success_count = success_count + $3 * $4,
-        observed_attempts = observed_attempts + 1, observed_successes = observed_successes + $3, last_used_at = now()
-      WHERE tenant_id = $1 AND id = $2 RETURNING ${COLUMNS}`,
-    [tenantId, observation.procedureId, successes, counted],
-  );
-  return rows[0] ? toProcedure(rows[0]) : undefined;
+/** One run's outcome for one procedure, as a review batch observes it. */
+export interface Observation {
+  runId: string;
+  procedureId: string;
+  success: boolean;
+  via: 'pinned' | 'recalled';
 }
 
 /**
- * Locks procedures for the rest of the transaction, in id order: transactions that observe several
- * procedures (review batches) lock them in one order, so they wait for each other instead of deadlocking.
+ * Records a batch's observations in one statement, idempotent per (run, procedure): returns those
+ * this call recorded (a run already counted is left out, so a retried batch counts no run twice),
+ * each saying whether the run is one the procedure was learned from (already in its record).
  */
-export async function lockProcedures(db: pg.PoolClient, tenantId: string, ids: readonly string[]): Promise<void> {
-  if (ids.length === 0) return;
-  await db.query(`SELECT 1 FROM procedures WHERE tenant_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR UPDATE`, [tenantId, ids]);
+export async function insertObservations(
+  db: pg.PoolClient,
+  tenantId: string,
+  observations: readonly Observation[],
+): Promise<Array<{ runId: string; procedureId: string; learned: boolean }>> {
+  if (observations.length === 0) return [];
+  const { rows } = await db.query<{ run_id: string; procedure_id: string; learned: boolean }>(
+    `WITH inserted AS (
+       INSERT INTO procedure_observations (tenant_id, run_id, procedure_id, success, via)
+       SELECT $1, o.run_id, o.procedure_id, o.success, o.via
+         FROM unnest($2::text[], $3::uuid[], $4::boolean[], $5::text[]) AS o(run_id, procedure_id, success, via)
+       ON CONFLICT DO NOTHING
+       RETURNING run_id, procedure_id
+     )
+     SELECT i.run_id, i.procedure_id,
+            EXISTS (SELECT 1 FROM procedure_runs pr WHERE pr.tenant_id = $1 AND pr.procedure_id = i.procedure_id AND pr.run_id = i.run_id) AS learned
+       FROM inserted i`,
+    [
+      tenantId,
+      observations.map((observation) => observation.runId),
+      observations.map((observation) => observation.procedureId),
+      observations.map((observation) => observation.success),
+      observations.map((observation) => observation.via),
+    ],
+  );
+  return rows.map((row) => ({ runId: row.run_id, procedureId: row.procedure_id, learned: row.learned }));
+}
+
+/** What a batch's observations add to a procedure's counts. */
+export interface ObservedCounts {
+  procedureId: string;
+  /** attempt_count and success_count: runs the procedure was not learned from. */
+  attempts: number;
+  successes: number;
+  /** The observed window: every observed run. */
+  observedAttempts: number;
+  observedSuccesses: number;
+}
+
+/** Adds a batch's observations to the procedures' counts in one statement, and marks them used (last_used_at). */
+export async function addObservedCounts(db: pg.PoolClient, tenantId: string, counts: readonly ObservedCounts[]): Promise<void> {
+  if (counts.length === 0) return;
+  await db.query(
+    `UPDATE procedures p SET attempt_count = p.attempt_count + c.attempts, success_count = p.success_count + c.successes,
+        observed_attempts = p.observed_attempts + c.observed_attempts, observed_successes = p.observed_successes + c.observed_successes,
+        last_used_at = now()
+       FROM unnest($2::uuid[], $3::int[], $4::int[], $5::int[], $6::int[]) AS c(id, attempts, successes, observed_attempts, observed_successes)
+      WHERE p.tenant_id = $1 AND p.id = c.id`,
+    [
+      tenantId,
+      counts.map((count) => count.procedureId),
+      counts.map((count) => count.attempts),
+      counts.map((count) => count.successes),
+      counts.map((count) => count.observedAttempts),
+      counts.map((count) => count.observedSuccesses),
+    ],
+  );
+}
+
+/**
+ * Locks procedures for the rest of the transaction, in id order, and returns them as locked:
+ * transactions that observe several procedures (review batches) lock them in one order, so they
+ * wait for each other instead of deadlocking.
+ */
+export async function lockProcedures(db: pg.PoolClient, tenantId: string, ids: readonly string[]): Promise<Procedure[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await db.query<ProcedureRow>(
+    `SELECT ${COLUMNS} FROM procedures WHERE tenant_id = $1 AND id = ANY($2::uuid[]) ORDER BY id FOR UPDATE`,
+    [tenantId, ids],
+  );
+  return rows.map(toProcedure);
 }
 
 export async function hasProcedures(db: Queryable, tenantId: string): Promise<boolean> {

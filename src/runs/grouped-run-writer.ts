@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { RunReport } from './run-report.ts';
-import { recordReportedRuns } from './reported-runs.ts';
+import { recordValidatedRuns } from './reported-runs.ts';
 import { RunConflict } from './run-repository.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
@@ -34,7 +34,8 @@ export function createGroupedRunWriter(pool: pg.Pool): (report: RunReport) => Pr
     while (queue.length > 0) {
       const group = queue.splice(0, MAX_GROUP);
       try {
-        const recorded = await recordReportedRuns(
+        // Validated at the door (admitRunReport): not parsed again.
+        const recorded = await recordValidatedRuns(
           pool,
           tenantId,
           group.map((entry) => entry.report),

@@ -4,7 +4,7 @@ import { createClusterActivities, type ClusterGoalsResult, type ClusterPassGoals
 import { createEmbedActivities } from '../../activities/embed.ts';
 import { clusterRunGoals, GoalsNotEmbedded } from '../../src/clustering/cluster-pass.ts';
 import { loadConfig } from '../../src/config.ts';
-import { embedMissingGoals } from '../../src/embedding/embed-goals.ts';
+import { embedMissingGoals, withGoalTextCache } from '../../src/embedding/embed-goals.ts';
 import { normaliseGoalText } from '../../src/embedding/goal-text.ts';
 import { dot } from '../../src/clustering/cosine.ts';
 import { createEmbedder, type Embedder } from '../../src/embedding/embedder.ts';
@@ -27,6 +27,20 @@ function unit(dimension: number, seed: number): Float32Array {
   const values = Float32Array.from({ length: dimension }, (_, index) => Math.sin(seed * 7.1 + index * 1.3));
   const norm = Math.hypot(...values);
   return values.map((value) => value / norm);
+}
+
+/** The real embedder, counted where texts enter it: every text it is given runs through the model. */
+function counting(embedder: Embedder): { counted: Embedder; modelInputs: string[] } {
+  const modelInputs: string[] = [];
+  const counted: Embedder = {
+    modelId: embedder.modelId,
+    dimension: embedder.dimension,
+    embed(texts, kind, options) {
+      modelInputs.push(...texts);
+      return embedder.embed(texts, kind, options);
+    },
+  };
+  return { counted, modelInputs };
 }
 
 describe('goal embeddings store', () => {
@@ -126,16 +140,7 @@ describe('goal embeddings store', () => {
   });
 
   it('embeds each distinct goal text once per tenant and model: repeated goals never reach the model again', async () => {
-    // The real embedder, counted where texts enter it: every text it is given runs through the model.
-    const modelInputs: string[] = [];
-    const counted: Embedder = {
-      modelId: embedder.modelId,
-      dimension: embedder.dimension,
-      embed(texts, kind, options) {
-        modelInputs.push(...texts);
-        return embedder.embed(texts, kind, options);
-      },
-    };
+    const { counted, modelInputs } = counting(embedder);
     const goals = [
       'deploy billing-api to staging',
       '  deploy   billing-api\tto staging ',
@@ -175,6 +180,35 @@ describe('goal embeddings store', () => {
       textsEmbedded: 3,
     });
     expect(modelInputs).toHaveLength(3);
+  });
+
+  it('withGoalTextCache: a review’s goals reuse the vectors a pass cached, cache what they embed, and skip the cache for a tenant of another dimension', async () => {
+    const { counted, modelInputs } = counting(embedder);
+    // A pass embeds the tenant's goals (and caches their texts); a review then recalls for goals old and new.
+    await upsertRuns(database.pool, 'reviewed', [
+      { ...generateRuns({ seed: 31, runs: 1, tenantId: 'reviewed' })[0]!.report, goal: 'restart the ingest worker' },
+    ]);
+    await embedMissingGoals(database.pool, counted, 'reviewed', { pageSize: 10 });
+    modelInputs.length = 0;
+    const cached = withGoalTextCache(database.pool, counted, 'reviewed');
+    const vectors = await cached.embed([' restart  the ingest worker', 'drain the billing queue'], 'goal');
+    expect(modelInputs).toEqual(['drain the billing queue']);
+    const direct = await embedder.embed(['restart the ingest worker', 'drain the billing queue'], 'goal');
+    vectors.forEach((vector, index) => expect(dot(vector, direct[index]!)).toBeGreaterThan(0.9999));
+    // What the review embedded is cached for the next pass and review.
+    modelInputs.length = 0;
+    await cached.embed(['drain the billing queue'], 'goal');
+    expect(modelInputs).toEqual([]);
+    // Queries and documents are not goals: they always reach the model.
+    await cached.embed(['drain the billing queue'], 'query');
+    expect(modelInputs).toEqual(['drain the billing queue']);
+
+    // A tenant whose stored vectors have another dimension cannot cache this model's: the goals are embedded, not refused.
+    await ensureEmbeddingModel(database.pool, 'reviewed-dims', { modelId: 'older-model', dimension: 8 });
+    modelInputs.length = 0;
+    const uncached = await withGoalTextCache(database.pool, counted, 'reviewed-dims').embed(['drain the billing queue'], 'goal');
+    expect(modelInputs).toEqual(['drain the billing queue']);
+    expect(dot(uncached[0]!, direct[1]!)).toBeGreaterThan(0.9999);
   });
 
   it('refuses to embed with a model whose dimension differs from the tenant’s stored one', async () => {
