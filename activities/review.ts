@@ -99,7 +99,9 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
     },
 
     async finishReview(input: ReviewInput & { decision: string; detail: Record<string, unknown> }): Promise<void> {
-      await finishReviewRecord(pool, input.tenantId, input.runId, { decision: input.decision, detail: input.detail });
+      await whileHeartbeating(() =>
+        finishReviewRecord(pool, input.tenantId, input.runId, { decision: input.decision, detail: input.detail }),
+      );
       logger.info({ tenantId: input.tenantId, runId: input.runId, decision: input.decision }, 'review finished');
     },
 
@@ -108,55 +110,63 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
      * another is left out) and says which of them get the LLM review.
      */
     async beginReviews(input: ReviewBatchInput & { reviewId: string }): Promise<{ claimed: string[]; llmReview: string[] }> {
-      const { tenantId } = input;
-      const claimed = await claimReviewRecords(pool, tenantId, input.runIds, input.reviewId);
-      if (!config.authoring.reviewEnabled || claimed.length === 0) return { claimed, llmReview: [] };
-      const completed = (await findRunOutlines(pool, tenantId, claimed))
-        .filter((run) => run.status === 'completed')
-        .map((run) => run.runId);
-      // Review is switched on platform-wide; the tenant's rollout decision says whether it runs here.
-      const activated = completed.length > 0 && (await rollout.status(tenantId)).active;
-      if (completed.length > 0 && !activated)
-        logger.info({ tenantId, runs: completed.length }, 'LLM review skipped: the tenant is not activated (rollout show)');
-      return { claimed, llmReview: activated ? completed : [] };
+      return whileHeartbeating(async () => {
+        const { tenantId } = input;
+        const claimed = await claimReviewRecords(pool, tenantId, input.runIds, input.reviewId);
+        if (!config.authoring.reviewEnabled || claimed.length === 0) return { claimed, llmReview: [] };
+        const completed = (await findRunOutlines(pool, tenantId, claimed))
+          .filter((run) => run.status === 'completed')
+          .map((run) => run.runId);
+        // Review is switched on platform-wide; the tenant's rollout decision says whether it runs here.
+        const activated = completed.length > 0 && (await rollout.status(tenantId)).active;
+        if (completed.length > 0 && !activated)
+          logger.info({ tenantId, runs: completed.length }, 'LLM review skipped: the tenant is not activated (rollout show)');
+        return { claimed, llmReview: activated ? completed : [] };
+      });
     },
 
     /** The track record of a batch's runs at once; a run that is not recorded fails alone (named), the others go on. */
     async updateTrackRecords(
       input: ReviewBatchInput,
     ): Promise<Array<{ runId: string; update: TrackRecordUpdate } | { runId: string; error: string }>> {
-      const { tenantId } = input;
-      const runs = await findRunOutlines(pool, tenantId, input.runIds);
-      // Recalled without recording use (a review is not a use); the goals are embedded together,
-      // each only when no pass or earlier review has (the tenant's goal text cache).
-      const updates = await failFast(async () => {
-        // The tenant's model and its recall threshold and τ (src/embedding/tenant-model.ts).
-        const tenant = await dependencies.tenantConfig(tenantId);
-        const recallMany = async (id: string, goals: string[]) =>
-          recallSkills(
-            { pool, embedder: withGoalTextCache(pool, await dependencies.embedder(id), id), threshold: tenant.recall.threshold },
-            id,
-            goals,
-          );
-        return updateTrackRecords({ pool, recall: dependencies.recall, recallMany, synthesis: tenant.synthesis, logger }, tenantId, runs);
-      });
-      const byRun = new Map(runs.map((run, index) => [run.runId, updates[index]!]));
-      return input.runIds.map((runId) => {
-        const update = byRun.get(runId);
-        return update
-          ? { runId, update }
-          : { runId, error: `${ReviewedRunMissing.code}: run ${runId} of tenant ${tenantId} is not recorded` };
+      return whileHeartbeating(async () => {
+        const { tenantId } = input;
+        const runs = await findRunOutlines(pool, tenantId, input.runIds);
+        // Recalled without recording use (a review is not a use); the goals are embedded together,
+        // each only when no pass or earlier review has (the tenant's goal text cache).
+        const updates = await failFast(async () => {
+          // The tenant's model and its recall threshold and τ (src/embedding/tenant-model.ts).
+          const tenant = await dependencies.tenantConfig(tenantId);
+          const recallMany = async (id: string, goals: string[]) =>
+            recallSkills(
+              { pool, embedder: withGoalTextCache(pool, await dependencies.embedder(id), id), threshold: tenant.recall.threshold },
+              id,
+              goals,
+            );
+          return updateTrackRecords({ pool, recall: dependencies.recall, recallMany, synthesis: tenant.synthesis, logger }, tenantId, runs);
+        });
+        const byRun = new Map(runs.map((run, index) => [run.runId, updates[index]!]));
+        return input.runIds.map((runId) => {
+          const update = byRun.get(runId);
+          return update
+            ? { runId, update }
+            : { runId, error: `${ReviewedRunMissing.code}: run ${runId} of tenant ${tenantId} is not recorded` };
+        });
       });
     },
 
     async finishReviews(input: { tenantId: string; outcomes: ReviewOutcomeOfRun[] }): Promise<void> {
-      await finishReviewRecords(pool, input.tenantId, input.outcomes);
-      logger.info({ tenantId: input.tenantId, runs: input.outcomes.length }, 'reviews finished');
+      return whileHeartbeating(async () => {
+        await finishReviewRecords(pool, input.tenantId, input.outcomes);
+        logger.info({ tenantId: input.tenantId, runs: input.outcomes.length }, 'reviews finished');
+      });
     },
 
     /** recordReviewFailure for several runs: each failure is recorded and logged once. */
     async recordReviewFailures(input: { tenantId: string; failures: Array<{ runId: string; error: string }> }): Promise<void> {
-      for (const { runId, error } of input.failures) await recordFailure(input.tenantId, runId, error);
+      return whileHeartbeating(async () => {
+        for (const { runId, error } of input.failures) await recordFailure(input.tenantId, runId, error);
+      });
     },
 
     /** Never fatal, logged once: the first call marks the review failed and logs; repeats do nothing. */
