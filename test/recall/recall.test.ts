@@ -15,6 +15,7 @@ import {
   setProcedureEnabled,
 } from '../../src/procedures/procedure-repository.ts';
 import { recallSkill, TRUNCATION_MARKER, type RecallDependencies } from '../../src/recall/recall.ts';
+import { DEFAULT_ACCEPTANCE_SLACK, loosestNearest } from '../../src/recall/recall-acceptance.ts';
 import { defaultRecallThreshold } from '../../src/recall/recall-threshold.ts';
 import { createRecallUsage } from '../../src/recall/recall-usage.ts';
 import { runReportSchema } from '../../src/runs/run-report.ts';
@@ -59,6 +60,19 @@ const corpus = [
       'give me a digest of the pages we got over the weekend',
     ],
     fresh: 'summarize the incidents from yesterday for the handover',
+  },
+  {
+    // A templated job: its goals lie close to each other, so its own acceptance sits above the threshold.
+    name: 'forecast-weather',
+    whenToUse: 'Look up the weather forecast for a city and day.',
+    tools: ['geo.lookup', 'weather.forecast', 'notes.write'],
+    goals: [
+      'what is the weather forecast for Oslo tomorrow',
+      'what is the weather forecast for Lisbon tomorrow',
+      'what is the weather forecast for Nairobi tomorrow',
+      'what is the weather forecast for Denver tomorrow',
+    ],
+    fresh: 'is it going to rain in Oslo this weekend?',
   },
 ] as const;
 
@@ -129,7 +143,7 @@ describe('recall_skill: a procedure found by what it is for', () => {
     embedder = await createEmbedder(testModelSettings());
     deps = { pool: database.pool, embedder, threshold };
     for (const tenant of [tenantId, 'globex']) {
-      const procedures = tenant === tenantId ? corpus : corpus.slice(2);
+      const procedures = tenant === tenantId ? corpus : corpus.slice(2, 3);
       await upsertRuns(
         database.pool,
         tenant,
@@ -172,6 +186,36 @@ describe('recall_skill: a procedure found by what it is for', () => {
     for (const goal of negatives) expect(await recallSkill(deps, tenantId, { goal }), goal).toEqual([]);
   });
 
+  it("rejects a goal that clears the threshold but lies farther from a procedure's goals than they lie from each other", async () => {
+    const procedure = await findProcedureByName(database.pool, tenantId, 'forecast-weather');
+    const {
+      rows: [stored],
+    } = await database.pool.query<{ recall_loosest: number | null }>(
+      'SELECT recall_loosest FROM procedures WHERE tenant_id = $1 AND id = $2',
+      [tenantId, procedure!.id],
+    );
+    // The acceptance stored at install is the loosest leave-one-out cosine among the learned goals.
+    const goals = await embedder.embed([...corpus[3].goals], 'goal');
+    const loosest = loosestNearest(goals)!;
+    expect(stored!.recall_loosest).toBeCloseTo(loosest, 4);
+    expect(loosest - DEFAULT_ACCEPTANCE_SLACK).toBeGreaterThan(threshold);
+
+    // About weather, not a forecast for a city and day: above the global threshold (its best cosine is
+    // with the generic when_to_use), below the procedure's own acceptance over its learned goals.
+    const goal = 'how do weather forecasts work?';
+    const [vector] = await embedder.embed([goal], 'goal');
+    const bestOverGoals = Math.max(...goals.map((learned) => learned.reduce((sum, value, index) => sum + value * vector![index]!, 0)));
+    expect(bestOverGoals).toBeGreaterThanOrEqual(threshold);
+    expect(bestOverGoals).toBeLessThan(loosest - DEFAULT_ACCEPTANCE_SLACK);
+    const withoutAcceptance = await recallSkill({ ...deps, acceptanceSlack: 2 }, tenantId, { goal });
+    expect(withoutAcceptance.map((match) => match.name)).toEqual(['forecast-weather']);
+    expect(await recallSkill(deps, tenantId, { goal })).toEqual([]);
+    // With the threshold off (calibration) every gate is off: the goal gets its best score.
+    expect((await recallSkill({ ...deps, threshold: -1 }, tenantId, { goal, topK: 1 })).map((match) => match.name)).toEqual([
+      'forecast-weather',
+    ]);
+  });
+
   it('fuses the full-text match by reciprocal rank', async () => {
     // "leaked" and "token" occur only in a goal rotate-credentials was learned from.
     const [embedding] = await embedder.embed(['the leaked token'], 'goal');
@@ -179,7 +223,7 @@ describe('recall_skill: a procedure found by what it is for', () => {
       database.pool,
       tenantId,
       { embedding: embedding!, modelId: embedder.modelId, text: 'the leaked token' },
-      { threshold: 0, limit: 3, bodyChars: 1500 },
+      { threshold: 0, acceptanceSlack: null, limit: 3, bodyChars: 1500 },
     );
     expect(first!.name).toBe('rotate-credentials');
     // First in both lists: 1/(60 + 1) from each.
@@ -188,7 +232,7 @@ describe('recall_skill: a procedure found by what it is for', () => {
       database.pool,
       tenantId,
       { embedding: embedding!, modelId: embedder.modelId, text: 'zzz' },
-      { threshold: 0, limit: 3, bodyChars: 1500 },
+      { threshold: 0, acceptanceSlack: null, limit: 3, bodyChars: 1500 },
     );
     expect(withoutWords!.fused).toBeCloseTo(1 / 61, 6);
   });
