@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { createEmbedder } from '../src/embedding/embedder.ts';
-import { procedureAcceptance } from '../src/recall/recall-acceptance.ts';
+import { loosestNearest, procedureAcceptance } from '../src/recall/recall-acceptance.ts';
 import { recurringFamilies, scoreSkills } from '../src/eval/scoring.ts';
 import { requireTestModel, testModelSettings } from '../test/support/test-model.ts';
 import { jsonLines, readFamilies } from './corpus-files.ts';
@@ -155,14 +155,27 @@ async function main(): Promise<void> {
   for (const threshold of [0.415, 0.45, 0.5])
     rules.push({ name: `global ${threshold}`, accepts: (_procedure, score) => score >= threshold });
   for (const slack of [0, 0.025, 0.05, 0.075, 0.1, 0.15]) {
-    const acceptance = procedureVectors.map((goals) => procedureAcceptance(goals, { slack, floor: 0.415 }));
-    rules.push({ name: `own acceptance, slack ${slack}, floor 0.415`, accepts: (procedure, score) => score >= acceptance[procedure]! });
+    const acceptance = procedureVectors.map((goals) => procedureAcceptance(goals, { slack, floor: 0.415, cap: 1 }));
+    rules.push({ name: `own acceptance, slack ${slack}, no cap`, accepts: (procedure, score) => score >= acceptance[procedure]! });
+  }
+  // Bars robust to near-copy goal sets (the demo's templated goals): capped, or a share of the way from the floor.
+  for (const cap of [0.45, 0.5, 0.55, 0.6]) {
+    const acceptance = procedureVectors.map((goals) => procedureAcceptance(goals, { slack: 0.05, floor: 0.415, cap }));
+    rules.push({ name: `slack 0.05, cap ${cap}`, accepts: (procedure, score) => score >= acceptance[procedure]! });
+  }
+  for (const reach of [0.25, 0.5, 0.75]) {
+    // The bar at most `reach` of the way from the floor to the loosest cosine (measured, not adopted).
+    const acceptance = procedureVectors.map((goals) => {
+      const loosest = loosestNearest(goals);
+      return loosest === null ? 0.415 : Math.max(0.415, Math.min(loosest - 0.05, 0.415 + reach * (loosest - 0.415)));
+    });
+    rules.push({ name: `slack 0.05, reach ${reach}`, accepts: (procedure, score) => score >= acceptance[procedure]! });
   }
   const results = rules.map(evaluate);
   // The margins the slack is read from: a covered held-out goal's best cosine to an owning
   // procedure minus that procedure's loosest leave-one-out cosine; a negative's highest such margin
   // over every procedure. A negative is rejected by every procedure when its margin is below −slack.
-  const loosest = procedureVectors.map((goals) => procedureAcceptance(goals, { slack: 0, floor: -1 }));
+  const loosest = procedureVectors.map((goals) => procedureAcceptance(goals, { slack: 0, floor: -1, cap: 1 }));
   const margins = {
     heldout: heldoutScores
       .filter((line) => line.family !== null && (owners.get(line.family)?.length ?? 0) > 0)

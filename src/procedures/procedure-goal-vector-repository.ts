@@ -1,6 +1,6 @@
 import pgvector from 'pgvector';
 import { isEmbeddedDatabase, type Queryable } from '../store/database.ts';
-import { ACCEPTANCE_SAMPLE, loosestNearest } from '../recall/recall-acceptance.ts';
+import { ACCEPTANCE_CAP, ACCEPTANCE_SAMPLE, loosestNearest } from '../recall/recall-acceptance.ts';
 
 /**
  * The `procedure_goal_vectors` table: what each procedure is for, as recall searches it — one
@@ -223,7 +223,8 @@ export async function searchRecallVectors(
          JOIN procedures p ON p.id = f.procedure_id
         WHERE p.tenant_id = $1 AND p.enabled AND p.superseded_by IS NULL AND f.similarity >= $5
           -- The procedure's own acceptance (schema/013): as close to its learned goals as they come to each other.
-          AND ($8::float8 IS NULL OR p.recall_loosest IS NULL OR f.goal_similarity >= p.recall_loosest - $8::float8)
+          -- Capped (ACCEPTANCE_CAP): a procedure learned from near-copy goals must not ask a new goal to be a copy.
+          AND ($8::float8 IS NULL OR p.recall_loosest IS NULL OR f.goal_similarity >= least(p.recall_loosest - $8::float8, $9::float8))
         ORDER BY f.fused DESC, f.similarity DESC, p.name
         LIMIT $6
      )
@@ -242,6 +243,7 @@ export async function searchRecallVectors(
       options.limit,
       options.bodyChars,
       options.acceptanceSlack,
+      ACCEPTANCE_CAP,
     ],
   });
   return rows.map((row) => ({

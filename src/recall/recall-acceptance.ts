@@ -16,6 +16,15 @@ import { cosine } from '../synthesis/reconcile.ts';
 /** The slack's default: calibrated on both eval corpora (bench/README.md, "Recall acceptance"). */
 export const DEFAULT_ACCEPTANCE_SLACK = 0.05;
 
+/**
+ * The highest acceptance any procedure may ask (all-MiniLM-L6-v2's scale; bench/README.md,
+ * "Near-copy goals"). Goals generated from one template sit at 0.7–0.9 of each other, so their
+ * loosest cosine less the slack asks a new goal of the job to be nearly a copy too, while people
+ * phrase the job more freely than the template; the evidence supports no bar above the cosines
+ * unrelated goals reach (the highest negative 0.50), plus the slack.
+ */
+export const ACCEPTANCE_CAP = 0.55;
+
 /** Distinct goals read per procedure: the leave-one-out scan is quadratic in them. */
 export const ACCEPTANCE_SAMPLE = 400;
 
@@ -45,10 +54,15 @@ export interface AcceptanceSettings {
   slack: number;
   /** Never accept below this (the model's recall threshold). */
   floor: number;
+  /** Never ask more than this (ACCEPTANCE_CAP): near-copy learned goals must not demand a near-copy goal. */
+  cap: number;
 }
 
-/** The best cosine a goal needs for recall to return the procedure: max(floor, loosest − slack), the floor without evidence. */
-export function procedureAcceptance(goals: readonly Float32Array[], { slack, floor }: AcceptanceSettings): number {
+/**
+ * The best cosine a goal needs for recall to return the procedure: max(floor, min(cap, loosest −
+ * slack)), the floor without evidence.
+ */
+export function procedureAcceptance(goals: readonly Float32Array[], { slack, floor, cap }: AcceptanceSettings): number {
   const loosest = loosestNearest(goals);
-  return loosest === null ? floor : Math.max(floor, loosest - slack);
+  return loosest === null ? floor : Math.max(floor, Math.min(cap, loosest - slack));
 }

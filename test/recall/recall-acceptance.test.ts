@@ -24,13 +24,22 @@ describe("a procedure's own recall acceptance", () => {
   it('has no evidence with fewer than two distinct goals: the floor alone', () => {
     expect(loosestNearest([])).toBeNull();
     expect(loosestNearest([at(5), at(5)])).toBeNull();
-    expect(procedureAcceptance([at(5), at(5)], { slack: 0.05, floor: 0.415 })).toBe(0.415);
+    expect(procedureAcceptance([at(5), at(5)], { slack: 0.05, floor: 0.415, cap: 0.55 })).toBe(0.415);
   });
 
   it('is the loosest cosine less the slack, never below the floor', () => {
     const tight = [at(0), at(20), at(40)];
-    expect(procedureAcceptance(tight, { slack: 0.05, floor: 0.415 })).toBeCloseTo(cos(20) - 0.05, 6);
+    expect(procedureAcceptance(tight, { slack: 0.05, floor: 0.415, cap: 1 })).toBeCloseTo(cos(20) - 0.05, 6);
     const loose = [at(0), at(80)];
-    expect(procedureAcceptance(loose, { slack: 0.05, floor: 0.415 })).toBe(0.415);
+    expect(procedureAcceptance(loose, { slack: 0.05, floor: 0.415, cap: 0.55 })).toBe(0.415);
+  });
+
+  it('never asks more than the cap, however alike the learned goals (near-copies of one template)', () => {
+    // 0°, 5°, 10°: loosest cos 5° ≈ 0.996; less the slack it would ask a new goal to be nearly a copy.
+    const nearCopies = [at(0), at(5), at(10)];
+    expect(loosestNearest(nearCopies)! - 0.05).toBeGreaterThan(0.9);
+    expect(procedureAcceptance(nearCopies, { slack: 0.05, floor: 0.415, cap: 0.55 })).toBe(0.55);
+    // The floor still wins over a cap below it.
+    expect(procedureAcceptance(nearCopies, { slack: 0.05, floor: 0.6, cap: 0.55 })).toBe(0.6);
   });
 });

@@ -15,7 +15,7 @@ import {
   setProcedureEnabled,
 } from '../../src/procedures/procedure-repository.ts';
 import { recallSkill, TRUNCATION_MARKER, type RecallDependencies } from '../../src/recall/recall.ts';
-import { DEFAULT_ACCEPTANCE_SLACK, loosestNearest } from '../../src/recall/recall-acceptance.ts';
+import { ACCEPTANCE_CAP, DEFAULT_ACCEPTANCE_SLACK, loosestNearest } from '../../src/recall/recall-acceptance.ts';
 import { defaultRecallThreshold } from '../../src/recall/recall-threshold.ts';
 import { createRecallUsage } from '../../src/recall/recall-usage.ts';
 import { runReportSchema } from '../../src/runs/run-report.ts';
@@ -76,6 +76,40 @@ const corpus = [
   },
 ] as const;
 
+/**
+ * A job learned from near-copies of one template (the demo's seeded sample, `skillsmith demo`): its
+ * goals lie 0.7 or more from each other, and the new goal says the job in other words.
+ */
+const nearCopies = {
+  name: 'translate-docs',
+  whenToUse: 'Translate a documentation page into another language and commit it.',
+  tools: ['doc.fetch', 'translate.text', 'doc.write', 'vcs.commit'],
+  goals: [
+    'localise the rate limits guide for French readers',
+    'localise the rate limits guide for Portuguese readers',
+    'make the billing FAQ documentation available in French',
+    'make the billing FAQ documentation available in German',
+    'make the rate limits documentation available in Japanese',
+    'make the webhooks documentation available in Korean',
+    'make the webhooks documentation available in Spanish',
+    'port the billing FAQ page to French',
+    'port the rate limits page to Japanese',
+    'produce a Korean translation of billing FAQ',
+    'translate the rate limits page into Japanese',
+    'translate the rate limits page into Spanish',
+    'translate the webhooks page into Korean',
+    'translate the webhooks page into Portuguese',
+  ],
+  fresh: 'produce a Portuguese translation of API authentication',
+} as const;
+
+interface LearnedJob {
+  name: string;
+  whenToUse: string;
+  tools: readonly string[];
+  goals: readonly string[];
+}
+
 const LONG_BODY = `# Deploy\n\n${'1. Build, deploy and verify the service; roll back when the health check fails.\n'.repeat(40)}`;
 
 function runReport(tenantId: string, runId: string, goal: string, tools: readonly string[]) {
@@ -98,7 +132,7 @@ describe('recall_skill: a procedure found by what it is for', () => {
   const tenantId = 'acme';
   const threshold = defaultRecallThreshold('sentence-transformers/all-MiniLM-L6-v2')!;
 
-  async function learn(tenant: string, procedure: (typeof corpus)[number], body: string) {
+  async function learn(tenant: string, procedure: LearnedJob, body: string) {
     const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'MIT' });
     const document = serializeSkillDocument(
       { name: procedure.name, version: '1.0.0', description: procedure.whenToUse, requiredTools: [...procedure.tools], license: 'MIT' },
@@ -214,6 +248,24 @@ describe('recall_skill: a procedure found by what it is for', () => {
     expect((await recallSkill({ ...deps, threshold: -1 }, tenantId, { goal, topK: 1 })).map((match) => match.name)).toEqual([
       'forecast-weather',
     ]);
+  });
+
+  it("caps a procedure's own acceptance: near-copy learned goals do not ask a new goal to be a copy", async () => {
+    const tenant = 'initech';
+    await upsertRuns(
+      database.pool,
+      tenant,
+      nearCopies.goals.map((goal, index) => runReport(tenant, `${nearCopies.name}-${index + 1}`, goal, nearCopies.tools)),
+    );
+    await embedMissingGoals(database.pool, embedder, tenant, { pageSize: 32 });
+    await learn(tenant, nearCopies, `# ${nearCopies.name}\n\n1. Do it.\n`);
+    const goals = await embedder.embed([...nearCopies.goals], 'goal');
+    const [vector] = await embedder.embed([nearCopies.fresh], 'goal');
+    const best = Math.max(...goals.map((learned) => learned.reduce((sum, value, index) => sum + value * vector![index]!, 0)));
+    // Uncapped, the loosest cosine less the slack would reject the new goal; the cap lets it through.
+    expect(loosestNearest(goals)! - DEFAULT_ACCEPTANCE_SLACK).toBeGreaterThan(best);
+    expect(best).toBeGreaterThanOrEqual(ACCEPTANCE_CAP);
+    expect((await recallSkill(deps, tenant, { goal: nearCopies.fresh })).map((match) => match.name)).toEqual([nearCopies.name]);
   });
 
   it('fuses the full-text match by reciprocal rank', async () => {
