@@ -121,7 +121,7 @@ try {
       batchSize: 32,
     },
     synthesis: { ...base.synthesis, distiller: 'extractive', similarityTau: 0.6 },
-    recall: { threshold: defaultRecallThreshold(testEmbeddingModel.modelId)! },
+    recall: { ...base.recall, threshold: defaultRecallThreshold(testEmbeddingModel.modelId)! },
   };
   const services = createServices(config, pool, { logger: createLogger('warn') });
   const { worker, connection: workerConnection } = await createWorker({

@@ -51,6 +51,8 @@ const { values } = parseArgs({
     /** Leave clusters whole (the clustering before goal-determined variants were split), to compare. */
     'no-variant-split': { type: 'boolean', default: false },
     json: { type: 'boolean', default: false },
+    /** Write the live procedures (tools, counted successful runs) as JSON, for bench/recall-acceptance.ts. */
+    'procedures-out': { type: 'string' },
   },
 });
 
@@ -345,6 +347,17 @@ async function main(): Promise<void> {
     familiesWithSeveralSkills: scores.familiesWithSeveralSkills.size,
     clusteringMs,
   };
+  if (values['procedures-out'])
+    await writeFile(
+      values['procedures-out'],
+      JSON.stringify(
+        live.map((entry) => ({
+          id: entry.procedure.id,
+          tools: entry.procedure.toolSequence.map((step) => step.tool),
+          runIds: [...entry.counted].filter(([, success]) => success).map(([runId]) => runId),
+        })),
+      ),
+    );
   if (values.json) {
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     return;

@@ -59,7 +59,7 @@ try {
       database.pool,
       BENCH_TENANT,
       { embedding: queryVectors[index % goals.length]!, modelId: embedder.modelId, text: goals[index % goals.length]! },
-      { threshold: 0, limit: 2, bodyChars: MAX_RECALL_BODY_CHARS },
+      { threshold: 0, acceptanceSlack: null, limit: 2, bodyChars: MAX_RECALL_BODY_CHARS },
     );
 
   for (let index = 0; index < 20; index++) await search(index);

@@ -13,6 +13,7 @@ import {
 } from './embedding/model-profiles.ts';
 
 export type { ClusteringDefaults, ClusterSimilarity } from './embedding/model-profiles.ts';
+import { DEFAULT_ACCEPTANCE_SLACK } from './recall/recall-acceptance.ts';
 
 /**
  * Every setting skillsmith reads, as one zod schema over the environment.
@@ -75,6 +76,8 @@ const environmentSchema = z
     SKILLSMITH_DISTILLER: z.enum(['llm', 'extractive']).optional(),
     // Unset: the embedding model's calibrated default (src/recall/recall-threshold.ts, bench/README.md).
     SKILLSMITH_RECALL_THRESHOLD: z.coerce.number().min(-1).max(1).optional(),
+    // How far below a procedure's own acceptance (its loosest learned goal's nearest cosine) a goal may score.
+    SKILLSMITH_RECALL_ACCEPTANCE_SLACK: z.coerce.number().min(0).max(2).default(DEFAULT_ACCEPTANCE_SLACK),
 
     SKILLSMITH_LLM_BASE_URL: z.url({ message: 'an http(s) URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1' }).optional(),
     SKILLSMITH_LLM_MODEL: z.string().min(1).default('llama3.1'),
@@ -192,6 +195,8 @@ export interface Config {
   recall: {
     /** The best cosine a procedure needs with a goal to be recalled; calibrated per model, separate from the clustering τ. */
     threshold: number;
+    /** How far below a procedure's own acceptance a goal may score (src/recall/recall-acceptance.ts); 2 turns it off. */
+    acceptanceSlack: number;
   };
   llm: {
     baseUrl: string | undefined;
@@ -309,7 +314,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       enabled: e.SKILLSMITH_SYNTHESIS_ENABLED,
       distiller: e.SKILLSMITH_DISTILLER ?? (e.SKILLSMITH_LLM_BASE_URL ? 'llm' : 'extractive'),
     },
-    recall: model.recall,
+    recall: { ...model.recall, acceptanceSlack: e.SKILLSMITH_RECALL_ACCEPTANCE_SLACK },
     llm: {
       baseUrl: e.SKILLSMITH_LLM_BASE_URL,
       model: e.SKILLSMITH_LLM_MODEL,
@@ -343,7 +348,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 type ModelSettings = {
   embedding: Pick<Config['embedding'], 'model' | 'pooling' | 'prefixes' | 'dimension'>;
   synthesis: Pick<Config['synthesis'], 'similarityTau' | 'clusterSimilarity' | 'clusterTau' | 'clusterGoalWeight' | 'clusterToolTau'>;
-  recall: Config['recall'];
+  recall: Pick<Config['recall'], 'threshold'>;
 };
 
 /**
@@ -412,7 +417,7 @@ export function configForModel(config: Config, modelId: string): Config {
     ...config,
     embedding: { ...config.embedding, ...model.embedding },
     synthesis: { ...config.synthesis, ...model.synthesis },
-    recall: model.recall,
+    recall: { ...config.recall, ...model.recall },
   };
 }
 

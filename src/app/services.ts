@@ -90,7 +90,13 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
     recall: async (tenantId, request) => {
       const tenant = await tenantConfig(tenantId);
       return recallSkill(
-        { pool, embedder: await createEmbedder(tenant.embedding), threshold: tenant.recall.threshold, usage: recallUsage },
+        {
+          pool,
+          embedder: await createEmbedder(tenant.embedding),
+          threshold: tenant.recall.threshold,
+          acceptanceSlack: tenant.recall.acceptanceSlack,
+          usage: recallUsage,
+        },
         tenantId,
         request,
       );

@@ -1,5 +1,6 @@
 import pgvector from 'pgvector';
 import { isEmbeddedDatabase, type Queryable } from '../store/database.ts';
+import { ACCEPTANCE_CAP, ACCEPTANCE_SAMPLE, loosestNearest } from '../recall/recall-acceptance.ts';
 
 /**
  * The `procedure_goal_vectors` table: what each procedure is for, as recall searches it — one
@@ -57,6 +58,29 @@ export async function storeLearnedGoalVectors(db: Queryable, tenantId: string, p
      ON CONFLICT DO NOTHING`,
     [tenantId, procedureId, modelId],
   );
+  await storeRecallAcceptance(db, tenantId, procedureId, modelId);
+}
+
+/**
+ * The procedure's own recall acceptance (src/recall/recall-acceptance.ts), from its learned-from
+ * goal vectors in `modelId`: at most ACCEPTANCE_SAMPLE distinct goal texts, the first in text order, so
+ * the cost stays bounded however many runs a procedure counts.
+ */
+async function storeRecallAcceptance(db: Queryable, tenantId: string, procedureId: string, modelId: string): Promise<void> {
+  const { rows } = await db.query<{ embedding: string }>(
+    `SELECT DISTINCT ON (text) embedding::text AS embedding
+       FROM procedure_goal_vectors
+      WHERE tenant_id = $1 AND procedure_id = $2 AND model_id = $3 AND source LIKE 'run:%'
+      ORDER BY text, source
+      LIMIT ${ACCEPTANCE_SAMPLE}`,
+    [tenantId, procedureId, modelId],
+  );
+  const goals = rows.map((row) => Float32Array.from(pgvector.fromSql(row.embedding) as number[]));
+  await db.query(`UPDATE procedures SET recall_loosest = $3 WHERE tenant_id = $1 AND id = $2`, [
+    tenantId,
+    procedureId,
+    loosestNearest(goals),
+  ]);
 }
 
 /** Drops the recall vectors of every model but `modelId` (`skillsmith reembed`). */
@@ -76,6 +100,12 @@ export interface RecallQuery {
 export interface RecallSearchOptions {
   /** A procedure is returned only when its best cosine with the goal reaches this. */
   threshold: number;
+  /**
+   * And only when its best cosine over its learned goals (not the when_to_use, which is on another
+   * scale) reaches the procedure's own acceptance — the loosest leave-one-out cosine among those
+   * goals — less this slack; null leaves the threshold alone (calibration).
+   */
+  acceptanceSlack: number | null;
   limit: number;
   /** Body characters returned; `truncated` says whether there were more. */
   bodyChars: number;
@@ -108,7 +138,7 @@ const RRF_K = 60;
  * recall's one read: the HNSW scan over the tenant's recall vectors (best cosine per procedure)
  * and the full-text ranking of their text (ts_rank against any of the goal's lexemes, best per
  * procedure; ts_rank_cd measured 100× slower) fused by reciprocal rank; only live procedures (enabled, not superseded) whose best
- * cosine reaches the threshold; the pinned revision's body joined for the top K only, cut in SQL.
+ * cosine reaches the threshold and the procedure's own acceptance; the pinned revision's body joined for the top K only, cut in SQL.
  * The full-text ranking reads the vector candidates' rows and, from the GIN index, a bounded
  * number of rows matching every lexeme of the goal: ranking every row that shares one common word
  * with the goal would cost time in proportion to the tenant's size.
@@ -142,13 +172,15 @@ export async function searchRecallVectors(
               plainto_tsquery('english', $3) AS every_lexeme
      ), nearest AS (
        -- Ordered by the parameter itself, not q.v: only a constant ordering value reaches the HNSW index.
-       SELECT gv.procedure_id, 1 - (gv.embedding::vector(${d}) <=> $2::vector(${d})) AS similarity
+       SELECT gv.procedure_id, gv.source, 1 - (gv.embedding::vector(${d}) <=> $2::vector(${d})) AS similarity
          FROM procedure_goal_vectors gv
         WHERE gv.tenant_id = $1 AND gv.model_id = $4 AND gv.dimension = ${d}
         ORDER BY gv.embedding::vector(${d}) <=> $2::vector(${d})
         LIMIT ${CANDIDATE_VECTORS}
      ), semantic AS (
-       SELECT procedure_id, max(similarity) AS similarity, row_number() OVER (ORDER BY max(similarity) DESC, procedure_id) AS rank
+       SELECT procedure_id, max(similarity) AS similarity,
+              max(similarity) FILTER (WHERE source LIKE 'run:%') AS goal_similarity,
+              row_number() OVER (ORDER BY max(similarity) DESC, procedure_id) AS rank
          FROM nearest GROUP BY procedure_id
      ), lexical_rows AS (
        SELECT gv.procedure_id, gv.search
@@ -172,6 +204,15 @@ export async function searchRecallVectors(
                                         FROM procedure_goal_vectors gv, q
                                        WHERE gv.tenant_id = $1 AND gv.procedure_id = c.procedure_id
                                          AND gv.model_id = $4 AND gv.dimension = ${d})) AS similarity,
+              -- The best over the learned goals alone, what the procedure's own acceptance is on the scale of:
+              -- exact from the candidates when one of its goals is among them (they are the nearest), else
+              -- measured over its goals (read only when the acceptance needs it; COALESCE is lazy).
+              CASE WHEN $8::float8 IS NOT NULL THEN
+                coalesce(s.goal_similarity, (SELECT max(1 - (gv.embedding::vector(${d}) <=> q.v))
+                                               FROM procedure_goal_vectors gv, q
+                                              WHERE gv.tenant_id = $1 AND gv.procedure_id = c.procedure_id
+                                                AND gv.model_id = $4 AND gv.dimension = ${d} AND gv.source LIKE 'run:%'))
+              END AS goal_similarity,
               coalesce(1.0 / (${RRF_K} + s.rank), 0) + coalesce(1.0 / (${RRF_K} + l.rank), 0) AS fused
          FROM (SELECT procedure_id FROM semantic UNION SELECT procedure_id FROM lexical) c
          LEFT JOIN semantic s USING (procedure_id)
@@ -181,6 +222,9 @@ export async function searchRecallVectors(
          FROM fused f
          JOIN procedures p ON p.id = f.procedure_id
         WHERE p.tenant_id = $1 AND p.enabled AND p.superseded_by IS NULL AND f.similarity >= $5
+          -- The procedure's own acceptance (schema/013): as close to its learned goals as they come to each other.
+          -- Capped (ACCEPTANCE_CAP): a procedure learned from near-copy goals must not ask a new goal to be a copy.
+          AND ($8::float8 IS NULL OR p.recall_loosest IS NULL OR f.goal_similarity >= least(p.recall_loosest - $8::float8, $9::float8))
         ORDER BY f.fused DESC, f.similarity DESC, p.name
         LIMIT $6
      )
@@ -198,6 +242,8 @@ export async function searchRecallVectors(
       options.threshold,
       options.limit,
       options.bodyChars,
+      options.acceptanceSlack,
+      ACCEPTANCE_CAP,
     ],
   });
   return rows.map((row) => ({

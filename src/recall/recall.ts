@@ -3,12 +3,14 @@ import { z } from 'zod';
 import { storableString } from '../storable-text.ts';
 import type { Embedder } from '../embedding/embedder.ts';
 import { searchRecallVectors } from '../procedures/procedure-goal-vector-repository.ts';
+import { DEFAULT_ACCEPTANCE_SLACK } from './recall-acceptance.ts';
 import type { RecallUsage } from './recall-usage.ts';
 
 /**
  * recall_skill(goal, topK = 2): the procedures whose purpose matches the goal — scored against
  * the goals each was learned from and its when_to_use, fused with full-text match by reciprocal
- * rank — only enabled and not superseded ones whose best cosine reaches the recall threshold,
+ * rank — only enabled and not superseded ones whose best cosine reaches the recall threshold and
+ * the procedure's own acceptance (as close as its learned goals come to each other, less a slack),
  * bodies cut at 1,500 characters with an explicit marker. A method for planners, never an
  * LLM-facing tool.
  */
@@ -34,8 +36,13 @@ export interface RecalledSkill {
 export interface RecallDependencies {
   pool: pg.Pool;
   embedder: Embedder;
-  /** The recall threshold (SKILLSMITH_RECALL_THRESHOLD, or the model's calibrated default): not the clustering τ. */
+  /**
+   * The recall threshold (SKILLSMITH_RECALL_THRESHOLD, or the model's calibrated default): not the
+   * clustering τ. Below 0 it is off, and so is each procedure's own acceptance (calibration).
+   */
   threshold: number;
+  /** How far below a procedure's own acceptance a goal may score (SKILLSMITH_RECALL_ACCEPTANCE_SLACK; src/recall/recall-acceptance.ts). */
+  acceptanceSlack?: number;
   /** Where a planner's recall is recorded as use (last_used_at); none for recalls that are not a use (review, eval). */
   usage?: RecallUsage;
 }
@@ -79,7 +86,7 @@ export async function recallSkills(
 }
 
 async function search(
-  { pool, embedder, threshold, usage }: RecallDependencies,
+  { pool, embedder, threshold, acceptanceSlack = DEFAULT_ACCEPTANCE_SLACK, usage }: RecallDependencies,
   tenantId: string,
   goal: string,
   embedding: Float32Array,
@@ -89,7 +96,7 @@ async function search(
     pool,
     tenantId,
     { embedding, modelId: embedder.modelId, text: goal },
-    { threshold, limit: topK, bodyChars: MAX_RECALL_BODY_CHARS },
+    { threshold, acceptanceSlack: threshold < 0 ? null : acceptanceSlack, limit: topK, bodyChars: MAX_RECALL_BODY_CHARS },
   );
   usage?.record(
     tenantId,

@@ -34,7 +34,9 @@ export async function openApiHarness(
   const config = loadConfig({ SKILLSMITH_API_BODY_LIMIT: '65536', ...options.env });
   const services = createServices(
     // With recall: the real embedder on the test model, at the given recall threshold.
-    options.withRecall ? { ...config, embedding: testModelSettings(), recall: { threshold: options.recallThreshold ?? 0.5 } } : config,
+    options.withRecall
+      ? { ...config, embedding: testModelSettings(), recall: { ...config.recall, threshold: options.recallThreshold ?? 0.5 } }
+      : config,
     database.pool,
     { logger: silentLogger, temporalAddress: options.temporalAddress },
   );

@@ -15,6 +15,7 @@ import {
   setProcedureEnabled,
 } from '../../src/procedures/procedure-repository.ts';
 import { recallSkill, TRUNCATION_MARKER, type RecallDependencies } from '../../src/recall/recall.ts';
+import { ACCEPTANCE_CAP, DEFAULT_ACCEPTANCE_SLACK, loosestNearest } from '../../src/recall/recall-acceptance.ts';
 import { defaultRecallThreshold } from '../../src/recall/recall-threshold.ts';
 import { createRecallUsage } from '../../src/recall/recall-usage.ts';
 import { runReportSchema } from '../../src/runs/run-report.ts';
@@ -60,7 +61,54 @@ const corpus = [
     ],
     fresh: 'summarize the incidents from yesterday for the handover',
   },
+  {
+    // A templated job: its goals lie close to each other, so its own acceptance sits above the threshold.
+    name: 'forecast-weather',
+    whenToUse: 'Look up the weather forecast for a city and day.',
+    tools: ['geo.lookup', 'weather.forecast', 'notes.write'],
+    goals: [
+      'what is the weather forecast for Oslo tomorrow',
+      'what is the weather forecast for Lisbon tomorrow',
+      'what is the weather forecast for Nairobi tomorrow',
+      'what is the weather forecast for Denver tomorrow',
+    ],
+    fresh: 'is it going to rain in Oslo this weekend?',
+  },
 ] as const;
+
+/**
+ * A job learned from near-copies of one template (the demo's seeded sample, `skillsmith demo`): its
+ * goals lie 0.7 or more from each other, and the new goal says the job in other words.
+ */
+const nearCopies = {
+  name: 'translate-docs',
+  whenToUse: 'Translate a documentation page into another language and commit it.',
+  tools: ['doc.fetch', 'translate.text', 'doc.write', 'vcs.commit'],
+  goals: [
+    'localise the rate limits guide for French readers',
+    'localise the rate limits guide for Portuguese readers',
+    'make the billing FAQ documentation available in French',
+    'make the billing FAQ documentation available in German',
+    'make the rate limits documentation available in Japanese',
+    'make the webhooks documentation available in Korean',
+    'make the webhooks documentation available in Spanish',
+    'port the billing FAQ page to French',
+    'port the rate limits page to Japanese',
+    'produce a Korean translation of billing FAQ',
+    'translate the rate limits page into Japanese',
+    'translate the rate limits page into Spanish',
+    'translate the webhooks page into Korean',
+    'translate the webhooks page into Portuguese',
+  ],
+  fresh: 'produce a Portuguese translation of API authentication',
+} as const;
+
+interface LearnedJob {
+  name: string;
+  whenToUse: string;
+  tools: readonly string[];
+  goals: readonly string[];
+}
 
 const LONG_BODY = `# Deploy\n\n${'1. Build, deploy and verify the service; roll back when the health check fails.\n'.repeat(40)}`;
 
@@ -84,7 +132,7 @@ describe('recall_skill: a procedure found by what it is for', () => {
   const tenantId = 'acme';
   const threshold = defaultRecallThreshold('sentence-transformers/all-MiniLM-L6-v2')!;
 
-  async function learn(tenant: string, procedure: (typeof corpus)[number], body: string) {
+  async function learn(tenant: string, procedure: LearnedJob, body: string) {
     const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'MIT' });
     const document = serializeSkillDocument(
       { name: procedure.name, version: '1.0.0', description: procedure.whenToUse, requiredTools: [...procedure.tools], license: 'MIT' },
@@ -129,7 +177,7 @@ describe('recall_skill: a procedure found by what it is for', () => {
     embedder = await createEmbedder(testModelSettings());
     deps = { pool: database.pool, embedder, threshold };
     for (const tenant of [tenantId, 'globex']) {
-      const procedures = tenant === tenantId ? corpus : corpus.slice(2);
+      const procedures = tenant === tenantId ? corpus : corpus.slice(2, 3);
       await upsertRuns(
         database.pool,
         tenant,
@@ -172,6 +220,54 @@ describe('recall_skill: a procedure found by what it is for', () => {
     for (const goal of negatives) expect(await recallSkill(deps, tenantId, { goal }), goal).toEqual([]);
   });
 
+  it("rejects a goal that clears the threshold but lies farther from a procedure's goals than they lie from each other", async () => {
+    const procedure = await findProcedureByName(database.pool, tenantId, 'forecast-weather');
+    const {
+      rows: [stored],
+    } = await database.pool.query<{ recall_loosest: number | null }>(
+      'SELECT recall_loosest FROM procedures WHERE tenant_id = $1 AND id = $2',
+      [tenantId, procedure!.id],
+    );
+    // The acceptance stored at install is the loosest leave-one-out cosine among the learned goals.
+    const goals = await embedder.embed([...corpus[3].goals], 'goal');
+    const loosest = loosestNearest(goals)!;
+    expect(stored!.recall_loosest).toBeCloseTo(loosest, 4);
+    expect(loosest - DEFAULT_ACCEPTANCE_SLACK).toBeGreaterThan(threshold);
+
+    // About weather, not a forecast for a city and day: above the global threshold (its best cosine is
+    // with the generic when_to_use), below the procedure's own acceptance over its learned goals.
+    const goal = 'how do weather forecasts work?';
+    const [vector] = await embedder.embed([goal], 'goal');
+    const bestOverGoals = Math.max(...goals.map((learned) => learned.reduce((sum, value, index) => sum + value * vector![index]!, 0)));
+    expect(bestOverGoals).toBeGreaterThanOrEqual(threshold);
+    expect(bestOverGoals).toBeLessThan(loosest - DEFAULT_ACCEPTANCE_SLACK);
+    const withoutAcceptance = await recallSkill({ ...deps, acceptanceSlack: 2 }, tenantId, { goal });
+    expect(withoutAcceptance.map((match) => match.name)).toEqual(['forecast-weather']);
+    expect(await recallSkill(deps, tenantId, { goal })).toEqual([]);
+    // With the threshold off (calibration) every gate is off: the goal gets its best score.
+    expect((await recallSkill({ ...deps, threshold: -1 }, tenantId, { goal, topK: 1 })).map((match) => match.name)).toEqual([
+      'forecast-weather',
+    ]);
+  });
+
+  it("caps a procedure's own acceptance: near-copy learned goals do not ask a new goal to be a copy", async () => {
+    const tenant = 'initech';
+    await upsertRuns(
+      database.pool,
+      tenant,
+      nearCopies.goals.map((goal, index) => runReport(tenant, `${nearCopies.name}-${index + 1}`, goal, nearCopies.tools)),
+    );
+    await embedMissingGoals(database.pool, embedder, tenant, { pageSize: 32 });
+    await learn(tenant, nearCopies, `# ${nearCopies.name}\n\n1. Do it.\n`);
+    const goals = await embedder.embed([...nearCopies.goals], 'goal');
+    const [vector] = await embedder.embed([nearCopies.fresh], 'goal');
+    const best = Math.max(...goals.map((learned) => learned.reduce((sum, value, index) => sum + value * vector![index]!, 0)));
+    // Uncapped, the loosest cosine less the slack would reject the new goal; the cap lets it through.
+    expect(loosestNearest(goals)! - DEFAULT_ACCEPTANCE_SLACK).toBeGreaterThan(best);
+    expect(best).toBeGreaterThanOrEqual(ACCEPTANCE_CAP);
+    expect((await recallSkill(deps, tenant, { goal: nearCopies.fresh })).map((match) => match.name)).toEqual([nearCopies.name]);
+  });
+
   it('fuses the full-text match by reciprocal rank', async () => {
     // "leaked" and "token" occur only in a goal rotate-credentials was learned from.
     const [embedding] = await embedder.embed(['the leaked token'], 'goal');
@@ -179,7 +275,7 @@ describe('recall_skill: a procedure found by what it is for', () => {
       database.pool,
       tenantId,
       { embedding: embedding!, modelId: embedder.modelId, text: 'the leaked token' },
-      { threshold: 0, limit: 3, bodyChars: 1500 },
+      { threshold: 0, acceptanceSlack: null, limit: 3, bodyChars: 1500 },
     );
     expect(first!.name).toBe('rotate-credentials');
     // First in both lists: 1/(60 + 1) from each.
@@ -188,7 +284,7 @@ describe('recall_skill: a procedure found by what it is for', () => {
       database.pool,
       tenantId,
       { embedding: embedding!, modelId: embedder.modelId, text: 'zzz' },
-      { threshold: 0, limit: 3, bodyChars: 1500 },
+      { threshold: 0, acceptanceSlack: null, limit: 3, bodyChars: 1500 },
     );
     expect(withoutWords!.fused).toBeCloseTo(1 / 61, 6);
   });

@@ -32,7 +32,7 @@ export function synthesisTestConfig(overrides: {
       distiller: overrides.llmBaseUrl ? 'llm' : 'extractive',
       ...overrides.synthesis,
     },
-    recall: { threshold: defaultRecallThreshold(testEmbeddingModel.modelId)! },
+    recall: { ...base.recall, threshold: defaultRecallThreshold(testEmbeddingModel.modelId)! },
     llm: { ...base.llm, baseUrl: overrides.llmBaseUrl, model: 'scripted', timeoutMs: 10_000 },
   };
 }

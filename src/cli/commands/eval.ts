@@ -95,6 +95,7 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
               embeddingModel: config.embedding.model,
               similarityTau: config.synthesis.similarityTau,
               recallThreshold: config.recall.threshold,
+              recallAcceptanceSlack: config.recall.acceptanceSlack,
               linkage: config.synthesis.linkage,
               distiller: config.synthesis.distiller,
               minOccurrences: config.synthesis.minOccurrences,
