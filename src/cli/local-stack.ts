@@ -104,6 +104,12 @@ export async function startLocalStack(context: CliContext, config: Config = cont
         namespace: config.temporal.namespace,
         searchAttributes: PASS_SEARCH_ATTRIBUTE_TYPES,
         onProgress: (message) => context.logger.info(message),
+      }).catch((error: Error) => {
+        if (!error.message.includes('already in use')) throw error;
+        throw new Error(
+          `${error.message} — SKILLSMITH_TEMPORAL_PORT=${config.temporal.port} and SKILLSMITH_TEMPORAL_UI_PORT=${config.temporal.uiPort} ` +
+            'must be free: stop what holds them (another `skillsmith up` or demo: `skillsmith down`), or set other ports',
+        );
       });
       stops.push(server.stop);
       temporalAddress = server.address;

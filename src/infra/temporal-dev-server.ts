@@ -149,8 +149,16 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   child.stdout?.pipe(log);
   child.stderr?.pipe(log);
   let exitReason: string | undefined;
+  // A port another process holds is the usual reason it dies at start: say which, not only "exit code 2".
+  let busyAddress: string | undefined;
+  const findBusyAddress = (chunk: Buffer) => {
+    busyAddress ??= /listen tcp ([\d.:]+): bind: address already in use/.exec(chunk.toString())?.[1];
+  };
+  child.stdout?.on('data', findBusyAddress);
+  child.stderr?.on('data', findBusyAddress);
   child.once('exit', (code, signal) => {
-    exitReason = `exit code ${code ?? 'none'}, signal ${signal ?? 'none'} (log: ${logDirectory}/temporal-${port}.log)`;
+    const busy = busyAddress ? `${busyAddress} is already in use by another process; ` : '';
+    exitReason = `${busy}exit code ${code ?? 'none'}, signal ${signal ?? 'none'} (log: ${logDirectory}/temporal-${port}.log)`;
   });
   child.once('error', (error) => {
     exitReason = error.message;

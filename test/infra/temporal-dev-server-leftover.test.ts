@@ -1,5 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -78,4 +79,20 @@ describe('the stack Temporal dev server after its owner was SIGKILLed', () => {
       await server.stop();
     }
   }, 120_000);
+
+  it('a port another process holds: the error names the address, not only the exit code', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'skillsmith-temporal-busy-'));
+    homes.push(home);
+    const holder = createServer();
+    const port = await new Promise<number>((done) =>
+      holder.listen(0, '127.0.0.1', () => done((holder.address() as { port: number }).port)),
+    );
+    try {
+      await expect(startTemporalDevServer({ home, cliPath, port, uiPort: false, startTimeoutMs: 60_000 })).rejects.toThrow(
+        `127.0.0.1:${port} is already in use by another process`,
+      );
+    } finally {
+      holder.close();
+    }
+  }, 90_000);
 });
