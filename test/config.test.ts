@@ -87,7 +87,7 @@ describe('configuration', () => {
       prefixes: 'none',
       dimension: 384,
     });
-    expect(minilm.synthesis).toMatchObject({ similarityTau: 0.5, clusterSimilarity: 'mix', clusterTau: 0.7 });
+    expect(minilm.synthesis).toMatchObject({ similarityTau: 0.82, clusterSimilarity: 'mix', clusterTau: 0.7 });
     expect(minilm.recall.threshold).toBe(0.415);
     expect(minilm.modelChoice?.explicit).toBe(true);
     const nomic = loadConfig({ SKILLSMITH_EMBEDDING_MODEL: 'nomic-ai/nomic-embed-text-v1.5' });
@@ -139,7 +139,7 @@ describe('configuration', () => {
     const config = loadConfig({ SKILLSMITH_RECALL_THRESHOLD: '0.3' });
     const minilm = configForModel(config, 'sentence-transformers/all-MiniLM-L6-v2');
     expect(minilm.embedding).toMatchObject({ model: 'sentence-transformers/all-MiniLM-L6-v2', prefixes: 'none', dimension: 384 });
-    expect(minilm.synthesis.similarityTau).toBe(0.5);
+    expect(minilm.synthesis).toMatchObject({ similarityTau: 0.82, clusterTau: 0.7 });
     expect(minilm.recall.threshold).toBe(0.3);
     expect(minilm.embedding.modelDir).toBe(config.embedding.modelDir);
   });
