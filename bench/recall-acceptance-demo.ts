@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { createEmbedder } from '../src/embedding/embedder.ts';
-import { loosestNearest, procedureAcceptance } from '../src/recall/recall-acceptance.ts';
+import { loosestNearest, procedureAcceptance } from '../src/procedures/recall-acceptance.ts';
 import { generateRuns } from '../src/runs/trace-generator.ts';
 import { requireTestModel, testModelSettings } from '../test/support/test-model.ts';
 

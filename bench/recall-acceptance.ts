@@ -10,7 +10,7 @@
  *   node --import tsx bench/learning-replay.ts --corpus DIR --procedures-out DIR/procedures.json
  *   node --import tsx bench/recall-acceptance.ts --corpus DIR --procedures DIR/procedures.json [--json]
  *
- * Rules: a global threshold; and the per-procedure acceptance of src/recall/recall-acceptance.ts
+ * Rules: a global threshold; and the per-procedure acceptance of src/procedures/recall-acceptance.ts
  * (a goal must come as close to the procedure's goals as its own goals come to each other, less a
  * slack) at several slacks. Also prints the margins the slack is calibrated from. Labels are read only to score (owners, held-out families).
  */
@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { createEmbedder } from '../src/embedding/embedder.ts';
-import { loosestNearest, procedureAcceptance } from '../src/recall/recall-acceptance.ts';
+import { loosestNearest, procedureAcceptance } from '../src/procedures/recall-acceptance.ts';
 import { recurringFamilies, scoreSkills } from '../src/eval/scoring.ts';
 import { requireTestModel, testModelSettings } from '../test/support/test-model.ts';
 import { jsonLines, readFamilies } from './corpus-files.ts';

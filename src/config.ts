@@ -13,7 +13,7 @@ import {
 } from './embedding/model-profiles.ts';
 
 export type { ClusteringDefaults, ClusterSimilarity } from './embedding/model-profiles.ts';
-import { DEFAULT_ACCEPTANCE_SLACK } from './recall/recall-acceptance.ts';
+import { DEFAULT_ACCEPTANCE_SLACK } from './procedures/recall-acceptance.ts';
 
 /**
  * Every setting skillsmith reads, as one zod schema over the environment.
@@ -195,7 +195,7 @@ export interface Config {
   recall: {
     /** The best cosine a procedure needs with a goal to be recalled; calibrated per model, separate from the clustering τ. */
     threshold: number;
-    /** How far below a procedure's own acceptance a goal may score (src/recall/recall-acceptance.ts); 2 turns it off. */
+    /** How far below a procedure's own acceptance a goal may score (src/procedures/recall-acceptance.ts); 2 turns it off. */
     acceptanceSlack: number;
   };
   llm: {

@@ -1,6 +1,6 @@
 import pgvector from 'pgvector';
 import { isEmbeddedDatabase, type Queryable } from '../store/database.ts';
-import { ACCEPTANCE_CAP, ACCEPTANCE_SAMPLE, loosestNearest } from '../recall/recall-acceptance.ts';
+import { ACCEPTANCE_CAP, ACCEPTANCE_SAMPLE, loosestNearest } from './recall-acceptance.ts';
 
 /**
  * The `procedure_goal_vectors` table: what each procedure is for, as recall searches it — one
@@ -62,7 +62,7 @@ export async function storeLearnedGoalVectors(db: Queryable, tenantId: string, p
 }
 
 /**
- * The procedure's own recall acceptance (src/recall/recall-acceptance.ts), from its learned-from
+ * The procedure's own recall acceptance (src/procedures/recall-acceptance.ts), from its learned-from
  * goal vectors in `modelId`: at most ACCEPTANCE_SAMPLE distinct goal texts, the first in text order, so
  * the cost stays bounded however many runs a procedure counts.
  */

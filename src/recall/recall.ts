@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { storableString } from '../storable-text.ts';
 import type { Embedder } from '../embedding/embedder.ts';
 import { searchRecallVectors } from '../procedures/procedure-goal-vector-repository.ts';
-import { DEFAULT_ACCEPTANCE_SLACK } from './recall-acceptance.ts';
+import { DEFAULT_ACCEPTANCE_SLACK } from '../procedures/recall-acceptance.ts';
 import type { RecallUsage } from './recall-usage.ts';
 
 /**
@@ -41,7 +41,7 @@ export interface RecallDependencies {
    * clustering τ. Below 0 it is off, and so is each procedure's own acceptance (calibration).
    */
   threshold: number;
-  /** How far below a procedure's own acceptance a goal may score (SKILLSMITH_RECALL_ACCEPTANCE_SLACK; src/recall/recall-acceptance.ts). */
+  /** How far below a procedure's own acceptance a goal may score (SKILLSMITH_RECALL_ACCEPTANCE_SLACK; src/procedures/recall-acceptance.ts). */
   acceptanceSlack?: number;
   /** Where a planner's recall is recorded as use (last_used_at); none for recalls that are not a use (review, eval). */
   usage?: RecallUsage;

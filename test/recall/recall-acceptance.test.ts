@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { leaveOneOutNearest, loosestNearest, procedureAcceptance } from '../../src/recall/recall-acceptance.ts';
+import { leaveOneOutNearest, loosestNearest, procedureAcceptance } from '../../src/procedures/recall-acceptance.ts';
 
 /** A unit vector at `degrees` in the plane: cosines between them are cosines of the angle between. */
 const at = (degrees: number) => Float32Array.from([Math.cos((degrees * Math.PI) / 180), Math.sin((degrees * Math.PI) / 180), 0]);

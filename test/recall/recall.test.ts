@@ -15,7 +15,7 @@ import {
   setProcedureEnabled,
 } from '../../src/procedures/procedure-repository.ts';
 import { recallSkill, TRUNCATION_MARKER, type RecallDependencies } from '../../src/recall/recall.ts';
-import { ACCEPTANCE_CAP, DEFAULT_ACCEPTANCE_SLACK, loosestNearest } from '../../src/recall/recall-acceptance.ts';
+import { ACCEPTANCE_CAP, DEFAULT_ACCEPTANCE_SLACK, loosestNearest } from '../../src/procedures/recall-acceptance.ts';
 import { defaultRecallThreshold } from '../../src/recall/recall-threshold.ts';
 import { createRecallUsage } from '../../src/recall/recall-usage.ts';
 import { runReportSchema } from '../../src/runs/run-report.ts';

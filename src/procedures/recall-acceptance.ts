@@ -11,7 +11,8 @@
  * only the procedure's goal vectors, never a family label.
  */
 
-import { cosine } from '../synthesis/reconcile.ts';
+// Goal embeddings are unit vectors: their dot product is their cosine, as recall's SQL scores them.
+import { dot } from '../clustering/cosine.ts';
 
 /** The slack's default: calibrated on both eval corpora (bench/README.md, "Recall acceptance"). */
 export const DEFAULT_ACCEPTANCE_SLACK = 0.05;
@@ -34,11 +35,11 @@ const SAME_GOAL = 0.9999;
 /** The leave-one-out nearest-neighbour cosine of each distinct goal among the others. */
 export function leaveOneOutNearest(goals: readonly Float32Array[]): number[] {
   const distinct: Float32Array[] = [];
-  for (const goal of goals) if (!distinct.some((other) => cosine(goal, other) >= SAME_GOAL)) distinct.push(goal);
+  for (const goal of goals) if (!distinct.some((other) => dot(goal, other) >= SAME_GOAL)) distinct.push(goal);
   if (distinct.length < 2) return [];
   return distinct.map((goal, index) => {
     let nearest = -1;
-    for (const [other, vector] of distinct.entries()) if (other !== index) nearest = Math.max(nearest, cosine(goal, vector));
+    for (const [other, vector] of distinct.entries()) if (other !== index) nearest = Math.max(nearest, dot(goal, vector));
     return nearest;
   });
 }
