@@ -204,15 +204,8 @@ export async function searchRecallVectors(
                                         FROM procedure_goal_vectors gv, q
                                        WHERE gv.tenant_id = $1 AND gv.procedure_id = c.procedure_id
                                          AND gv.model_id = $4 AND gv.dimension = ${d})) AS similarity,
-              -- The best over the learned goals alone, what the procedure's own acceptance is on the scale of:
-              -- exact from the candidates when one of its goals is among them (they are the nearest), else
-              -- measured over its goals (read only when the acceptance needs it; COALESCE is lazy).
-              CASE WHEN $8::float8 IS NOT NULL THEN
-                coalesce(s.goal_similarity, (SELECT max(1 - (gv.embedding::vector(${d}) <=> q.v))
-                                               FROM procedure_goal_vectors gv, q
-                                              WHERE gv.tenant_id = $1 AND gv.procedure_id = c.procedure_id
-                                                AND gv.model_id = $4 AND gv.dimension = ${d} AND gv.source LIKE 'run:%'))
-              END AS goal_similarity,
+              -- The best over the learned goals alone when one of them is among the candidates (they are the nearest).
+              s.goal_similarity,
               coalesce(1.0 / (${RRF_K} + s.rank), 0) + coalesce(1.0 / (${RRF_K} + l.rank), 0) AS fused
          FROM (SELECT procedure_id FROM semantic UNION SELECT procedure_id FROM lexical) c
          LEFT JOIN semantic s USING (procedure_id)
@@ -224,7 +217,14 @@ export async function searchRecallVectors(
         WHERE p.tenant_id = $1 AND p.enabled AND p.superseded_by IS NULL AND f.similarity >= $5
           -- The procedure's own acceptance (schema/013): as close to its learned goals as they come to each other.
           -- Capped (ACCEPTANCE_CAP): a procedure learned from near-copy goals must not ask a new goal to be a copy.
-          AND ($8::float8 IS NULL OR p.recall_loosest IS NULL OR f.goal_similarity >= least(p.recall_loosest - $8::float8, $9::float8))
+          -- The best over its learned goals is what the bar is on the scale of: from the candidates, else measured
+          -- over its own goals — only here, for a live procedure past the threshold with a bar (OR and COALESCE are lazy).
+          AND ($8::float8 IS NULL OR p.recall_loosest IS NULL
+               OR coalesce(f.goal_similarity, (SELECT max(1 - (gv.embedding::vector(${d}) <=> $2::vector(${d})))
+                                                 FROM procedure_goal_vectors gv
+                                                WHERE gv.tenant_id = $1 AND gv.procedure_id = p.id
+                                                  AND gv.model_id = $4 AND gv.dimension = ${d} AND gv.source LIKE 'run:%'))
+                  >= least(p.recall_loosest - $8::float8, $9::float8))
         ORDER BY f.fused DESC, f.similarity DESC, p.name
         LIMIT $6
      )
