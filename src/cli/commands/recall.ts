@@ -51,7 +51,7 @@ export function registerRecallCommands(program: Command, context: CliContext): v
   program
     .command('recall <goal>')
     .description(
-      'the learned skills for a goal: enabled, not superseded, matching its learned goals or description at the recall threshold; ' +
+      'the learned skills for a goal: enabled, not superseded, matching its learned goals or description at the recall threshold and at the bar its own learned goals set; ' +
         'through the running stack when one is up (no model loaded here)',
     )
     .option('--top-k <k>', 'at most this many', '2')
