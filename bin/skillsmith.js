@@ -5,6 +5,11 @@ import { readFileSync } from 'node:fs';
 import process from 'node:process';
 import { URL } from 'node:url';
 
+// A reader that stops early (`skillsmith … | head`) closes the pipe: the rest of the output is not
+// wanted, so a failed write is dropped and the command finishes as it would have, without a stack trace.
+process.stdout.on('error', (error) => {
+  if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
+});
 const { runCli } = await import('../dist/src/cli/main.js');
 const { createWorkerRuntime } = await import('../dist/workers/runtime.js');
 const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));

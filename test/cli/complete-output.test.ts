@@ -56,4 +56,15 @@ describe('--json output through a pipe', () => {
     expect(shown.clusters).toHaveLength(CLUSTERS);
     expect(shown.clusters.at(-1).clusterKey).toBe(`cluster-${String(CLUSTERS - 1).padStart(5, '0')}`);
   });
+
+  it('a reader that stops early (| head) ends the command quietly with its own exit code', async () => {
+    const run = await runSkillsmithPiped(
+      ['passes', 'show', PASS_ID, '--json', '--tenant', TENANT],
+      { DATABASE_URL: database.url, NODE_NO_WARNINGS: '1' },
+      ['head', '-c', '64'],
+    );
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    expect(run.stdout).toHaveLength(64);
+  });
 });

@@ -31,25 +31,32 @@ export function runSkillsmith(args: string[], env: Record<string, string | undef
 /**
  * Runs the bin with its stdout piped through `cat`, as a user's `skillsmith … | jq` would: a pipe
  * drains at the reader's pace, so output cut short by an early exit shows here and not above.
+ * `reader` replaces `cat` (e.g. `head -c 64`, a reader that closes the pipe early).
  */
-export function runSkillsmithPiped(args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
+export function runSkillsmithPiped(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  reader: [string, ...string[]] = ['cat'],
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const cli = spawn(process.execPath, [bin, ...args], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLSMITH_LOG_LEVEL: 'warn', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    const cat = spawn('cat', [], { stdio: ['pipe', 'pipe', 'inherit'] });
-    cli.stdout.pipe(cat.stdin);
+    // The reader gets the child's pipe itself, as a shell pipeline would, and this process lets go of its
+    // end: when the reader exits, the child's next write fails (EPIPE) exactly as under `| head`.
+    const cat = spawn(reader[0], reader.slice(1), { stdio: [cli.stdout, 'pipe', 'inherit'] });
+    cli.stdout.destroy();
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     cat.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
     cli.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    let code = 0;
     cli.on('error', reject);
-    cli.on('exit', (exitCode) => {
-      code = exitCode ?? 1;
-    });
-    cat.on('close', () =>
+    cat.on('error', reject);
+    // Both ends: a reader that stops early closes before the command exits.
+    const exited = new Promise<number>((done) => cli.on('close', (exitCode) => done(exitCode ?? 1)));
+    const read = new Promise<void>((done) => cat.on('close', () => done()));
+    void Promise.all([exited, read]).then(([code]) =>
       resolve({ code, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') }),
     );
   });
