@@ -18,24 +18,29 @@ interface Waiting {
 }
 
 /**
- * Tells a tenant's intakes about stored runs with as few Temporal round trips as the load allows:
- * while a signal for a tenant is in flight, the runs stored for it meanwhile — of any of its
- * agents — wait and go together in the next signal, to the intake of the first of them. Under
- * load that is one signalWithStart per tenant per round trip instead of one per run (or per
- * agent), and one review batch as wide as the burst; alone, a run is signalled at once. Any
- * intake of the tenant can take any of its stored runs: `recordRuns` decides a stored run's review
- * by tenant and run id, never by agent. Each caller's promise settles with the signal that carried
- * its run (a failure rejects every run of that signal).
+ * Tells a tenant's intake about stored runs with as few Temporal round trips, and as few review
+ * executions, as the load allows. All runs of a tenant go to one intake — the agent's of the first
+ * run this process signalled for the tenant — and while a signal to it is in flight, the runs
+ * stored meanwhile, of any of the tenant's agents, wait and go together in the next signal; alone,
+ * a run is signalled at once. One intake per tenant also widens the reviews: the intake starts one
+ * review per batch it takes, and takes everything signalled while it recorded the batch before, so
+ * under load a review covers dozens of runs where an intake per agent started one for every few
+ * (bench/README.md "Run intake": 55 review executions for 591 reviews became 9). Any intake of the
+ * tenant can take any of its stored runs: `recordRuns` decides a stored run's review by tenant and
+ * run id, never by agent. Each caller's promise settles with the signal that carried its run (a
+ * failure rejects every run of that signal).
  */
 export function createCoalescedIntakeSignal(send: SendStoredRuns): (run: StoredRun) => Promise<void> {
   const queues = new Map<string, Waiting[]>();
+  /** Per tenant, the agent whose intake takes its stored runs: the first this process signalled for. */
+  const intakeAgents = new Map<string, string>();
 
   async function drain(tenantId: string, queue: Waiting[]): Promise<void> {
     while (queue.length > 0) {
       const group = queue.splice(0, MAX_RUNS_PER_SIGNAL);
       try {
         await send(
-          { tenantId, agentId: group[0]!.agentId },
+          { tenantId, agentId: intakeAgents.get(tenantId)! },
           group.map((entry) => entry.runId),
         );
         for (const { resolve } of group) resolve();
@@ -53,6 +58,7 @@ export function createCoalescedIntakeSignal(send: SendStoredRuns): (run: StoredR
         queue.push({ agentId, runId, resolve, reject });
         return;
       }
+      if (!intakeAgents.has(tenantId)) intakeAgents.set(tenantId, agentId);
       const started: Waiting[] = [{ agentId, runId, resolve, reject }];
       queues.set(tenantId, started);
       void drain(tenantId, started);

@@ -8,14 +8,19 @@ import { hasProcedures } from './procedure-repository.ts';
  * Only a "no" can be wrong in a way that matters, and only for a moment. A cached "yes" sends a
  * run to the intake, whose `recordRuns` activity decides its review exactly as before (it asks
  * the database itself). A cached "no" keeps a run from its intake: it is believed for at most
- * PROCEDURE_PRESENCE_TTL_MS, and not at all once this process has installed a procedure for the
- * tenant (`noteProceduresInstalled`, called after the install committed — the worker of
- * `skillsmith up` runs in the API's process). So a run accepted while the tenant had no procedure
- * is not reviewed — it never was: the activity that decided it before also saw no procedure —
- * and the only runs a procedure's arrival can miss are those accepted within the TTL of an install
- * by a worker in another process, or in the instant between an install's commit and its note.
- * Those are runs that reached the door before the door could know of the procedure, which is what
- * "accepted before the first procedure exists" means for a door that does not lock the table.
+ * PROCEDURE_PRESENCE_TTL_MS, and not at all once this process has noted an install for the tenant
+ * (`noteProceduresInstalled`, called after the install committed; the worker of `skillsmith up`
+ * runs in the API's process).
+ *
+ * The race with a pass installing the tenant's first procedure is the one the intake always had,
+ * moved earlier. Before, the activity asked when it got to the run — milliseconds to seconds after
+ * the 202, as the intake's queue allowed — so whether a run stored just before the install was
+ * reviewed depended on that delay. Now the door asks right after storing the run: a run accepted
+ * before the first procedure exists is not reviewed (it needs none: nothing was there for it to
+ * use), and one accepted after is, except within the TTL after an install by a worker in another
+ * process, or in the instant between an install's commit and its note here. Those runs reached the
+ * door before it could know of the procedure; the first pass after them learns from them as from
+ * any run, and the track record starts with the runs after.
  */
 
 /** How long an answer is believed; at most one presence query per tenant and interval per process. */

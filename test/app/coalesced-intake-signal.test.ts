@@ -24,21 +24,24 @@ describe('coalesced intake signals', () => {
     ]);
   });
 
-  it("coalesces a tenant's agents into one signal, to the intake of the first run waiting; tenants stay apart", async () => {
+  it("sends every run of a tenant, whatever its agent, to one intake: the first agent's; tenants stay apart", async () => {
     const { sent, send } = slowSend(30);
     const signal = createCoalescedIntakeSignal(send);
     await Promise.all([
       signal({ tenantId: 't', agentId: 'a', runId: 'r1' }),
       signal({ tenantId: 't', agentId: 'b', runId: 'r2' }),
-      signal({ tenantId: 'u', agentId: 'a', runId: 'r3' }),
+      signal({ tenantId: 'u', agentId: 'b', runId: 'r3' }),
       signal({ tenantId: 't', agentId: 'c', runId: 'r4' }),
-      signal({ tenantId: 'u', agentId: 'b', runId: 'r5' }),
+      signal({ tenantId: 'u', agentId: 'a', runId: 'r5' }),
     ]);
+    // Later, alone: still the same intake.
+    await signal({ tenantId: 't', agentId: 'c', runId: 'r6' });
     expect(sent).toEqual([
       { intake: 't/a', runIds: ['r1'] },
-      { intake: 'u/a', runIds: ['r3'] },
-      { intake: 't/b', runIds: ['r2', 'r4'] },
+      { intake: 'u/b', runIds: ['r3'] },
+      { intake: 't/a', runIds: ['r2', 'r4'] },
       { intake: 'u/b', runIds: ['r5'] },
+      { intake: 't/a', runIds: ['r6'] },
     ]);
   });
 
@@ -56,7 +59,7 @@ describe('coalesced intake signals', () => {
     await expect(signal({ tenantId: 't', agentId: 'a', runId: 'later' })).resolves.toBeUndefined();
     expect(sent).toEqual([
       { intake: 't/a', runIds: ['ok'] },
-      { intake: 't/b', runIds: ['bad', 'with-bad'] },
+      { intake: 't/a', runIds: ['bad', 'with-bad'] },
       { intake: 't/a', runIds: ['later'] },
     ]);
   });
