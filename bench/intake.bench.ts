@@ -1,7 +1,8 @@
 /**
  * Run-completion intake under load: reports/s sent — `--via signal`: `reportRunCompleted` (the
  * whole report signalled, recorded by the intake workflows, one per agent); `--via api`: the
- * `POST /v1/runs` intake (stored first, then only the run id signalled) — with 0 lost (rows
+ * `POST /v1/runs` intake (stored first, then, when a review may want the run, only its id signalled
+ * to an intake of its tenant) — with 0 lost (rows
  * counted against reports accepted) and send-to-stored latency (send time → the row's ingested_at;
  * one machine, one clock). Real parts: a Temporal dev server, an embedded database (or
  * --database-url), the worker here.
@@ -195,9 +196,13 @@ try {
   const serverCpuBefore = await totalCpuMs(serverPids);
   const backendsBefore = embedded ? new Map<number, number>() : await cpuByPid(await postgresBackendPids(pool));
   const cpuBefore = process.cpuUsage();
-  const sent = await offer(reports, (report) =>
-    values.via === 'api' ? services.reportRun(report) : reportRunCompleted(client, report, { taskQueue: 'intake-bench' }),
-  );
+  // --via api: what each 202 said of the run's review (`scheduled`: its intake was signalled; `none`: nothing was sent).
+  const reviewPlans = new Map<string, number>();
+  const sent = await offer(reports, async (report) => {
+    if (values.via !== 'api') return reportRunCompleted(client, report, { taskQueue: 'intake-bench' });
+    const { review } = await services.reportRun(report);
+    reviewPlans.set(review, (reviewPlans.get(review) ?? 0) + 1);
+  });
   const accepted = total - sent.failed;
   const cpu = process.cpuUsage(cpuBefore);
   const serverCpu = (await totalCpuMs(serverPids)) - serverCpuBefore;
@@ -246,6 +251,10 @@ try {
       (embedded ? '' : `; PostgreSQL backends: ${(backendCpu / accepted).toFixed(2)} ms`),
   );
   console.log(`send → answered (202 / signal sent): ${ms(percentiles(sent.answered))}`);
+  if (values.via === 'api')
+    console.log(
+      `202 review: ${[...reviewPlans].map(([review, count]) => `${count} ${review}`).join(', ')} (scheduled: signalled to an intake)`,
+    );
   console.log(`send → stored: ${ms(percentiles(latencies))}`);
   // What the Temporal server's CPU follows: signals and workflow tasks of the intake workflows.
   let signals = 0;

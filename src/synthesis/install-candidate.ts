@@ -12,6 +12,7 @@ import {
   updateProcedure,
 } from '../procedures/procedure-repository.ts';
 import type { Procedure } from '../procedures/procedure.ts';
+import { noteProceduresInstalled } from '../procedures/procedure-presence.ts';
 import { ensureRecallIndex, storeLearnedGoalVectors } from '../procedures/procedure-goal-vector-repository.ts';
 import { findStoredRunHashes } from '../runs/run-repository.ts';
 import { SkillNotFound } from '../skills/skill-errors.ts';
@@ -179,5 +180,8 @@ export async function reconcileAndInstall(
       },
     },
   );
+  // Committed: the run intake's door of this process asks again whether the tenant has procedures
+  // (a first procedure makes its runs worth a review; src/procedures/procedure-presence.ts).
+  noteProceduresInstalled(tenantId);
   return outcome ?? { decision, skillName: revision.name, revision: revision.revision };
 }

@@ -43,23 +43,54 @@ describe('POST /v1/runs, /v1/skills/manage and the approvals routes', () => {
     await approvalsHarness?.close();
   });
 
-  it('stores a run report of the token tenant and agent (202), then signals the intake workflow with only its id', async () => {
-    const runId = `api-run-${Date.now()}`;
-    const response = await harness.app.inject({ method: 'POST', url: '/v1/runs', headers: bearer(writer), payload: runReport(runId) });
-    expect(response.statusCode).toBe(202);
-    expect(response.json()).toEqual({ runId, workflowId: 'intake/acme/agent-1' });
-    expect(await findRun(harness.database.pool, 'acme', runId)).toMatchObject({ runId, agentId: 'agent-1' });
-    const history = await new Client({ connection }).workflow.getHandle('intake/acme/agent-1').fetchHistory();
-    // Runs stored while a signal is in flight share the next one: `runsStored` with their ids.
-    const signals = (history.events ?? []).filter(
-      (event) => event.workflowExecutionSignaledEventAttributes?.signalName === RUNS_STORED_SIGNAL,
-    );
-    expect(signals.length).toBeGreaterThanOrEqual(1);
-    const signalled = signals.map((event) => {
-      const [payload] = event.workflowExecutionSignaledEventAttributes?.input?.payloads ?? [];
-      return payload ? defaultPayloadConverter.fromPayload<{ runIds: string[] }>(payload).runIds : [];
+  /** The run ids the `runsStored` signals of an intake carried. */
+  const signalledRunIds = async (workflowId: string) => {
+    const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
+    return (history.events ?? [])
+      .filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === RUNS_STORED_SIGNAL)
+      .flatMap((event) => {
+        const [payload] = event.workflowExecutionSignaledEventAttributes?.input?.payloads ?? [];
+        return payload ? defaultPayloadConverter.fromPayload<{ runIds: string[] }>(payload).runIds : [];
+      });
+  };
+
+  it('stores a run no review can want (no procedures, reviews off) and starts no workflow: 202 with review "none"', async () => {
+    const runId = `api-quiet-${Date.now()}`;
+    const response = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: bearer(writer),
+      payload: runReport(runId, { agentId: 'agent-quiet' }),
     });
-    expect(signalled.flat()).toContain(runId);
+    expect(response.statusCode).toBe(202);
+    // The workflowId stays the agent's deterministic intake id.
+    expect(response.json()).toEqual({ runId, workflowId: 'intake/acme/agent-quiet', review: 'none' });
+    expect(await findRun(harness.database.pool, 'acme', runId)).toMatchObject({ runId, agentId: 'agent-quiet' });
+    // A run without a tool call is never reviewed either.
+    const idle = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: bearer(writer),
+      payload: runReport(`${runId}-idle`, { agentId: 'agent-quiet', toolCalls: [] }),
+    });
+    expect(idle.json()).toMatchObject({ review: 'none' });
+    await expect(new Client({ connection }).workflow.getHandle('intake/acme/agent-quiet').describe()).rejects.toThrow(/not found/i);
+  });
+
+  it('stores a run a review wants (it pinned a skill) (202 review "scheduled"), then signals the intake workflow with only its id', async () => {
+    const runId = `api-run-${Date.now()}`;
+    const pinned = { skillPins: [{ name: 'rotate-key', revision: 1, contentSha256: 'a'.repeat(64) }] };
+    const response = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: bearer(writer),
+      payload: runReport(runId, pinned),
+    });
+    expect(response.statusCode).toBe(202);
+    expect(response.json()).toEqual({ runId, workflowId: 'intake/acme/agent-1', review: 'scheduled' });
+    expect(await findRun(harness.database.pool, 'acme', runId)).toMatchObject({ runId, agentId: 'agent-1' });
+    // Runs stored while a signal is in flight share the next one: `runsStored` with their ids.
+    expect(await signalledRunIds('intake/acme/agent-1')).toContain(runId);
   });
 
   it('refuses a report for another tenant, an invalid report and a missing scope, before anything is sent', async () => {

@@ -35,8 +35,10 @@ describe('POST /v1/runs?format= (traces in the formats agents emit)', () => {
     expect(response.json()).toEqual({
       runId,
       workflowId: 'intake/acme/openai',
+      // The tenant has no procedures and reviews are off: no review wants the run, nothing is signalled.
+      review: 'none',
       format: 'openai',
-      runs: [{ runId, workflowId: 'intake/acme/openai' }],
+      runs: [{ runId, workflowId: 'intake/acme/openai', review: 'none' }],
     });
     expect(await findRun(harness.database.pool, 'acme', runId)).toMatchObject({
       goal: 'Rotate the payments API key and redeploy the checkout service',
@@ -63,10 +65,11 @@ describe('POST /v1/runs?format= (traces in the formats agents emit)', () => {
     expect(otel.json()).toEqual({
       runId: 'otel:4bf92f3577b34da6a3ce929d0e0e4736',
       workflowId: 'intake/acme/ops-agent',
+      review: 'none',
       format: 'otel',
       runs: [
-        { runId: 'otel:4bf92f3577b34da6a3ce929d0e0e4736', workflowId: 'intake/acme/ops-agent' },
-        { runId: 'otel:0af7651916cd43dd8448eb211c80319c', workflowId: 'intake/acme/ops-agent' },
+        { runId: 'otel:4bf92f3577b34da6a3ce929d0e0e4736', workflowId: 'intake/acme/ops-agent', review: 'none' },
+        { runId: 'otel:0af7651916cd43dd8448eb211c80319c', workflowId: 'intake/acme/ops-agent', review: 'none' },
       ],
     });
     expect(await findRun(harness.database.pool, 'acme', 'otel:0af7651916cd43dd8448eb211c80319c')).toMatchObject({ status: 'failed' });
@@ -78,7 +81,7 @@ describe('POST /v1/runs?format= (traces in the formats agents emit)', () => {
     expect(responses.json()).toMatchObject({ runId: 'openai:resp_67ccd2bed1ec8190b14f964abc0542670bb6a6b452d3795b', format: 'openai' });
     const report = await post('?format=auto', { ...lines('mixed.jsonl')[0], runId: 'api-auto-report' });
     expect(report.statusCode, report.body).toBe(202);
-    expect(report.json()).toEqual({ runId: 'api-auto-report', workflowId: 'intake/acme/ops-agent', format: 'run-report' });
+    expect(report.json()).toEqual({ runId: 'api-auto-report', workflowId: 'intake/acme/ops-agent', review: 'none', format: 'run-report' });
   });
 
   it('keeps the default contract: without format a body is a run report, and a transcript is refused as one (400)', async () => {

@@ -8,7 +8,6 @@ function slowSend(ms: number, fail?: (runIds: string[]) => boolean) {
     sent.push({ intake: `${tenantId}/${agentId}`, runIds });
     await new Promise((resolve) => setTimeout(resolve, ms));
     if (fail?.(runIds)) throw new Error('Temporal said no');
-    return `intake/${tenantId}/${agentId}`;
   };
   return { sent, send };
 }
@@ -18,37 +17,50 @@ describe('coalesced intake signals', () => {
     const { sent, send } = slowSend(50);
     const signal = createCoalescedIntakeSignal(send);
     const runIds = Array.from({ length: 20 }, (_, index) => `run-${index}`);
-    const answers = await Promise.all(runIds.map((runId) => signal({ tenantId: 't', agentId: 'a', runId })));
-    expect(answers).toEqual(runIds.map(() => 'intake/t/a'));
+    await Promise.all(runIds.map((runId) => signal({ tenantId: 't', agentId: 'a', runId })));
     expect(sent).toEqual([
       { intake: 't/a', runIds: ['run-0'] },
       { intake: 't/a', runIds: runIds.slice(1) },
     ]);
   });
 
-  it('keeps agents and tenants apart: each intake gets only its own runs', async () => {
-    const { sent, send } = slowSend(20);
+  it("sends every run of a tenant, whatever its agent, to one intake: the first agent's; tenants stay apart", async () => {
+    const { sent, send } = slowSend(30);
     const signal = createCoalescedIntakeSignal(send);
     await Promise.all([
       signal({ tenantId: 't', agentId: 'a', runId: 'r1' }),
       signal({ tenantId: 't', agentId: 'b', runId: 'r2' }),
-      signal({ tenantId: 'u', agentId: 'a', runId: 'r3' }),
-      signal({ tenantId: 't', agentId: 'a', runId: 'r4' }),
+      signal({ tenantId: 'u', agentId: 'b', runId: 'r3' }),
+      signal({ tenantId: 't', agentId: 'c', runId: 'r4' }),
+      signal({ tenantId: 'u', agentId: 'a', runId: 'r5' }),
     ]);
+    // Later, alone: still the same intake.
+    await signal({ tenantId: 't', agentId: 'c', runId: 'r6' });
     expect(sent).toEqual([
       { intake: 't/a', runIds: ['r1'] },
-      { intake: 't/b', runIds: ['r2'] },
-      { intake: 'u/a', runIds: ['r3'] },
-      { intake: 't/a', runIds: ['r4'] },
+      { intake: 'u/b', runIds: ['r3'] },
+      { intake: 't/a', runIds: ['r2', 'r4'] },
+      { intake: 'u/b', runIds: ['r5'] },
+      { intake: 't/a', runIds: ['r6'] },
     ]);
   });
 
   it('rejects every run of a failed signal, and only those; the next run is signalled again', async () => {
     const { sent, send } = slowSend(20, (runIds) => runIds.includes('bad'));
     const signal = createCoalescedIntakeSignal(send);
-    const results = await Promise.allSettled(['ok', 'bad', 'with-bad'].map((runId) => signal({ tenantId: 't', agentId: 'a', runId })));
+    const results = await Promise.allSettled(
+      [
+        { agentId: 'a', runId: 'ok' },
+        { agentId: 'b', runId: 'bad' },
+        { agentId: 'a', runId: 'with-bad' },
+      ].map((run) => signal({ tenantId: 't', ...run })),
+    );
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
-    await expect(signal({ tenantId: 't', agentId: 'a', runId: 'later' })).resolves.toBe('intake/t/a');
-    expect(sent.map((signalled) => signalled.runIds)).toEqual([['ok'], ['bad', 'with-bad'], ['later']]);
+    await expect(signal({ tenantId: 't', agentId: 'a', runId: 'later' })).resolves.toBeUndefined();
+    expect(sent).toEqual([
+      { intake: 't/a', runIds: ['ok'] },
+      { intake: 't/a', runIds: ['bad', 'with-bad'] },
+      { intake: 't/a', runIds: ['later'] },
+    ]);
   });
 });

@@ -1,15 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/logger.ts';
-import { countProcedureRuns, findProcedureByName, insertProcedure } from '../../src/procedures/procedure-repository.ts';
+import { countProcedureRuns, findProcedureByName } from '../../src/procedures/procedure-repository.ts';
 import { generateRuns } from '../../src/runs/trace-generator.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
 import { updateTrackRecords, type TrackedRun } from '../../src/review/track-record.ts';
-import { serializeSkillDocument } from '../../src/skills/skill-format.ts';
 import { withTransaction } from '../../src/store/database.ts';
 import { listSkillEvents } from '../../src/store/skill-event-repository.ts';
-import { createSkillRepository } from '../../src/store/skill-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { insertTestProcedure } from '../support/procedures.ts';
 
 describe('the track record of a review batch', () => {
   let database: TestDatabase;
@@ -24,34 +23,11 @@ describe('the track record of a review batch', () => {
       tenantId,
       generateRuns({ seed: 5, runs: ids.length, tenantId }).map((run, index) => ({ ...run.report, runId: ids[index]! })),
     );
-    const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'MIT' });
-    const document = serializeSkillDocument(
-      { name, version: '1.0.0', description: 'Rotate an API key.', requiredTools: ['keys.rotate'], license: 'MIT' },
-      'Rotate the key.',
+    const stored = await insertTestProcedure(database.pool, tenantId, name);
+    // One run the procedure was learned from: already in its record, so only the observed window counts it.
+    await withTransaction(database.pool, (client) =>
+      countProcedureRuns(client, tenantId, stored.id, 'pass-1', [{ runId: 'learned', success: true }], 'test-model'),
     );
-    const revision = await skills.install(
-      tenantId,
-      { directoryName: name, files: new Map([['SKILL.md', new TextEncoder().encode(document)]]) },
-      { source: 'operator' },
-    );
-    const embedding = Float32Array.from({ length: 384 }, (_, index) => (index === 0 ? 1 : 0));
-    await withTransaction(database.pool, async (client) => {
-      const stored = await insertProcedure(client, tenantId, {
-        skillId: revision.skillId,
-        name,
-        revision: revision.revision,
-        whenToUse: 'Rotate an API key.',
-        toolSequence: [{ tool: 'keys.rotate', argumentNames: [] }],
-        toolsRequired: ['keys.rotate'],
-        successCount: 0,
-        attemptCount: 0,
-        fromSessions: [],
-        embedding,
-        embeddingModel: 'test-model',
-      });
-      // One run the procedure was learned from: already in its record, so only the observed window counts it.
-      await countProcedureRuns(client, tenantId, stored.id, 'pass-1', [{ runId: 'learned', success: true }], 'test-model');
-    });
   });
   afterAll(async () => {
     await database?.close();

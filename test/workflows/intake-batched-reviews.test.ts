@@ -1,5 +1,7 @@
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRunIntake } from '../../src/app/run-intake.ts';
+import { createLogger } from '../../src/logger.ts';
 import { listProcedures } from '../../src/procedures/procedure-repository.ts';
 import { countRuns } from '../../src/runs/run-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
@@ -130,6 +132,38 @@ describe('batched background reviews', () => {
       const review = harness.client.workflow.getHandle(batch.workflowId);
       await recordHistory('run-reviews', batch.workflowId, await review.fetchHistory());
     }
+  });
+
+  it("reviews nothing before a tenant's first procedure (no workflow started), and the runs after the pass installed it, of any agent", async () => {
+    const tenantId = 'first-procedure';
+    // The door believes "no procedures" for 10 minutes: only the install's note can make it ask again.
+    // Its LLM review is off (the tenant is not activated either), so procedures are what a review wants a run for.
+    const reportRun = createRunIntake({
+      config: { ...harness.config, authoring: { ...harness.config.authoring, reviewEnabled: false } },
+      pool: database.pool,
+      logger: createLogger('silent'),
+      temporalAddress: undefined,
+      temporal: async () => harness.client,
+      procedurePresenceTtlMs: 600_000,
+    });
+    const early = report(tenantId);
+    expect(await reportRun(early)).toMatchObject({ workflowId: `intake/${tenantId}/agent-batch`, review: 'none' });
+    expect((await countRuns(database.pool, tenantId)).runs).toBe(1);
+    await expect(harness.client.workflow.getHandle(`intake/${tenantId}/agent-batch`).describe()).rejects.toThrow(/not found/i);
+
+    // The pass runs on this process's worker: installing the first procedure tells the door.
+    await ingest(database, taskRuns('learn', ROTATE_GOALS, ROTATE_TOOLS, { tenantId }), tenantId);
+    expect((await harness.runPass({ tenantId })).record.counts.added).toBe(1);
+    const later = ['agent-a', 'agent-b', 'agent-c'].flatMap((agentId) => [0, 1].map(() => ({ ...report(tenantId), agentId })));
+    const accepted = await Promise.all(later.map((body) => reportRun(body)));
+    expect(accepted.map((run) => run.review)).toEqual(later.map(() => 'scheduled'));
+    expect(accepted.map((run) => run.workflowId)).toEqual(later.map((body) => `intake/${tenantId}/${body.agentId}`));
+    const reviews = await until('6 finished reviews', async () => {
+      const found = await reviewsOf(tenantId);
+      return found.length === 6 && found.every((review) => review.status !== 'running') ? found : undefined;
+    });
+    expect(reviews.map((review) => review.run_id)).toEqual(later.map((body) => body.runId).sort());
+    expect(reviews.every((review) => review.status === 'completed' && review.decision === 'track_record_only')).toBe(true);
   });
 
   it('gate.skill.review_never_fatal: a failing review fails only its run, once; every run stays recorded and the intake goes on', async () => {

@@ -174,12 +174,14 @@ describe('a lossless run intake', () => {
     const logLines: string[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => logLines.push(line) });
     const config = { ...harness.config, temporal: { ...harness.config.temporal, address: undefined } };
-    const body = { ...report(`unsignalled-${sequence++}`, 1), tenantId: 'lossless' };
+    // A run a review wants (it pinned a skill): the only kind whose intake is signalled.
+    const skillPins = [{ name: 'ledger-export', revision: 1, contentSha256: 'b'.repeat(64) }];
+    const body = { ...report(`unsignalled-${sequence++}`, 1, { skillPins }), tenantId: 'lossless' };
     const offline = createRunIntake({ config, pool: database.pool, logger, temporalAddress: undefined });
     await expect(offline(body)).rejects.toThrow(TemporalUnavailable);
     expect(await findRun(database.pool, 'lossless', body.runId)).toMatchObject({ runId: body.runId });
     expect(logLines.filter((line) => line.includes(body.runId) && line.includes('signalling its intake failed'))).toHaveLength(1);
     const online = createRunIntake({ config: harness.config, pool: database.pool, logger, temporalAddress: undefined });
-    await expect(online(body)).resolves.toMatchObject({ workflowId: 'intake/lossless/agent-big' });
+    await expect(online(body)).resolves.toMatchObject({ workflowId: 'intake/lossless/agent-big', review: 'scheduled' });
   });
 });

@@ -13,7 +13,12 @@ export class TenantMismatch extends SkillsmithError {
   static override readonly httpStatus = 403;
 }
 
-const acceptedRunSchema = z.object({ runId: z.string(), workflowId: z.string() });
+/**
+ * A run taken in: `workflowId` is its agent's intake (`intake/<tenant>/<agent>`, deterministic);
+ * `review` says whether the run went on to its tenant's intake for a review (`scheduled`) or no
+ * review can want it (`none`: no tool call, or nothing to review it for), so nothing was sent.
+ */
+const acceptedRunSchema = z.object({ runId: z.string(), workflowId: z.string(), review: z.enum(['scheduled', 'none']) });
 
 /**
  * POST /v1/runs — a finished run, into the same intake path as the Temporal signal
@@ -75,8 +80,8 @@ export const runRoutes: RoutePlugin = async (app, { services: { reportRun, proce
             `the report names tenant ${JSON.stringify(claimed)} but the token belongs to ${JSON.stringify(tenantId)}`,
           );
         }
-        const { workflowId, report } = await acceptRun(Array.isArray(body) ? body : { ...body, tenantId });
-        return reply.code(202).send({ runId: report.runId, workflowId, ...(requested === 'auto' ? { format } : {}) });
+        const { workflowId, report, review } = await acceptRun(Array.isArray(body) ? body : { ...body, tenantId });
+        return reply.code(202).send({ runId: report.runId, workflowId, review, ...(requested === 'auto' ? { format } : {}) });
       }
       const agentId = request.query.agentId;
       const conversion = convertTraceDocument(body, format, { tenantId, ...(agentId === undefined ? {} : { agentId }) });
@@ -84,8 +89,8 @@ export const runRoutes: RoutePlugin = async (app, { services: { reportRun, proce
         throw new TraceNotConvertible(conversion.format ?? format, conversion.refusal.record, conversion.refusal.reason);
       const runs: Array<z.infer<typeof acceptedRunSchema>> = [];
       for (const { report } of conversion.runs) {
-        const { workflowId, report: stored } = await acceptRun(report);
-        runs.push({ runId: stored.runId, workflowId });
+        const { workflowId, report: stored, review } = await acceptRun(report);
+        runs.push({ runId: stored.runId, workflowId, review });
       }
       return reply.code(202).send({ ...runs[0]!, format: conversion.format!, runs });
     },
