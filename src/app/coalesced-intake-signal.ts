@@ -7,13 +7,13 @@ export interface StoredRun {
   runId: string;
 }
 
-/** Sends one signal to an agent's intake carrying these run ids (signalWithStart). */
-export type SendStoredRuns = (intake: { tenantId: string; agentId: string }, runIds: string[]) => Promise<unknown>;
+/** Sends one signal to an agent's intake carrying these run ids (signalWithStart); resolves with the intake's workflow id. */
+export type SendStoredRuns = (intake: { tenantId: string; agentId: string }, runIds: string[]) => Promise<string>;
 
 interface Waiting {
   agentId: string;
   runId: string;
-  resolve(): void;
+  resolve(workflowId: string): void;
   reject(error: Error): void;
 }
 
@@ -27,10 +27,10 @@ interface Waiting {
  * under load a review covers dozens of runs where an intake per agent started one for every few
  * (bench/README.md "Run intake": 55 review executions for 591 reviews became 9). Any intake of the
  * tenant can take any of its stored runs: `recordRuns` decides a stored run's review by tenant and
- * run id, never by agent. Each caller's promise settles with the signal that carried its run (a
- * failure rejects every run of that signal).
+ * run id, never by agent. Each caller's promise settles with the signal that carried its run — with
+ * the id of the intake it went to — and a failure rejects every run of that signal.
  */
-export function createCoalescedIntakeSignal(send: SendStoredRuns): (run: StoredRun) => Promise<void> {
+export function createCoalescedIntakeSignal(send: SendStoredRuns): (run: StoredRun) => Promise<string> {
   const queues = new Map<string, Waiting[]>();
   /** Per tenant, the agent whose intake takes its stored runs: the first this process signalled for. */
   const intakeAgents = new Map<string, string>();
@@ -39,11 +39,11 @@ export function createCoalescedIntakeSignal(send: SendStoredRuns): (run: StoredR
     while (queue.length > 0) {
       const group = queue.splice(0, MAX_RUNS_PER_SIGNAL);
       try {
-        await send(
+        const workflowId = await send(
           { tenantId, agentId: intakeAgents.get(tenantId)! },
           group.map((entry) => entry.runId),
         );
-        for (const { resolve } of group) resolve();
+        for (const { resolve } of group) resolve(workflowId);
       } catch (error) {
         for (const { reject } of group) reject(error as Error);
       }

@@ -43,7 +43,8 @@ export interface RunIntakeDependencies {
  * in flight share the next signal). So an accepted run is durable before the 202, and no report can
  * make the workflow's history or activity input too large. A run no review can want (no tool call,
  * or nothing to review it for: `mayWantReview`) costs no Temporal round trip at all; its answer
- * names the agent's intake all the same (`workflowId` is deterministic) with `review: 'none'`.
+ * names the agent's own intake (`workflowId`, deterministic; nothing started) with `review: 'none'`;
+ * a scheduled run's answer names the intake that was signalled.
  * When the signal fails the run stays stored, the failure is logged and answered (503): the
  * sender reports again, which changes nothing stored and signals again.
  * The Temporal connection opens on first use, so whatever holds it starts without Temporal.
@@ -66,16 +67,15 @@ export function createRunIntake({
     const valid = admitRunReport(report);
     await storeRun(valid);
     const { tenantId, agentId, runId } = valid;
-    const workflowId = intakeWorkflowId(tenantId, agentId);
     const reviewable = await mayWantReview(
       { status: valid.status, toolCallCount: valid.toolCalls.length, skillPinCount: valid.skillPins.length },
       { llmReviewEnabled: config.authoring.reviewEnabled },
       // Unknown (the query failed) counts as present: the intake then decides, as it always did.
       () => procedures.has(tenantId).catch(() => true),
     );
-    if (!reviewable) return { workflowId, report: valid, review: 'none' };
+    if (!reviewable) return { workflowId: intakeWorkflowId(tenantId, agentId), report: valid, review: 'none' };
     try {
-      await signalStored({ tenantId, agentId, runId });
+      const workflowId = await signalStored({ tenantId, agentId, runId });
       return { workflowId, report: valid, review: 'scheduled' };
     } catch (error) {
       logger.error(

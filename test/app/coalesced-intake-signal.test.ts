@@ -8,6 +8,7 @@ function slowSend(ms: number, fail?: (runIds: string[]) => boolean) {
     sent.push({ intake: `${tenantId}/${agentId}`, runIds });
     await new Promise((resolve) => setTimeout(resolve, ms));
     if (fail?.(runIds)) throw new Error('Temporal said no');
+    return `intake/${tenantId}/${agentId}`;
   };
   return { sent, send };
 }
@@ -27,15 +28,17 @@ describe('coalesced intake signals', () => {
   it("sends every run of a tenant, whatever its agent, to one intake: the first agent's; tenants stay apart", async () => {
     const { sent, send } = slowSend(30);
     const signal = createCoalescedIntakeSignal(send);
-    await Promise.all([
+    const answered = await Promise.all([
       signal({ tenantId: 't', agentId: 'a', runId: 'r1' }),
       signal({ tenantId: 't', agentId: 'b', runId: 'r2' }),
       signal({ tenantId: 'u', agentId: 'b', runId: 'r3' }),
       signal({ tenantId: 't', agentId: 'c', runId: 'r4' }),
       signal({ tenantId: 'u', agentId: 'a', runId: 'r5' }),
     ]);
+    // Each run is answered with the intake it went to, not its own agent's.
+    expect(answered).toEqual(['intake/t/a', 'intake/t/a', 'intake/u/b', 'intake/t/a', 'intake/u/b']);
     // Later, alone: still the same intake.
-    await signal({ tenantId: 't', agentId: 'c', runId: 'r6' });
+    await expect(signal({ tenantId: 't', agentId: 'c', runId: 'r6' })).resolves.toBe('intake/t/a');
     expect(sent).toEqual([
       { intake: 't/a', runIds: ['r1'] },
       { intake: 'u/b', runIds: ['r3'] },
@@ -56,7 +59,7 @@ describe('coalesced intake signals', () => {
       ].map((run) => signal({ tenantId: 't', ...run })),
     );
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
-    await expect(signal({ tenantId: 't', agentId: 'a', runId: 'later' })).resolves.toBeUndefined();
+    await expect(signal({ tenantId: 't', agentId: 'a', runId: 'later' })).resolves.toBe('intake/t/a');
     expect(sent).toEqual([
       { intake: 't/a', runIds: ['ok'] },
       { intake: 't/a', runIds: ['bad', 'with-bad'] },

@@ -14,7 +14,8 @@ export class TenantMismatch extends SkillsmithError {
 }
 
 /**
- * A run taken in: `workflowId` is its agent's intake (`intake/<tenant>/<agent>`, deterministic);
+ * A run taken in: `workflowId` is the intake it was signalled to (`intake/<tenant>/<agent>`: one per
+ * tenant, which may be another agent's), or its own agent's when nothing was sent;
  * `review` says whether the run went on to its tenant's intake for a review (`scheduled`) or no
  * review can want it (`none`: no tool call, or nothing to review it for), so nothing was sent.
  */
