@@ -1,4 +1,5 @@
 import pgvector from 'pgvector';
+import { TenantModelsChanged } from '../embedding/tenant-model.ts';
 import { isEmbeddedDatabase, type Queryable } from '../store/database.ts';
 import { ACCEPTANCE_CAP, ACCEPTANCE_SAMPLE, loosestNearest } from './recall-acceptance.ts';
 
@@ -109,6 +110,13 @@ export interface RecallSearchOptions {
   limit: number;
   /** Body characters returned; `truncated` says whether there were more. */
   bodyChars: number;
+  /**
+   * The tenant's embedding models (most recently recorded first) the caller's configuration was
+   * decided from: when the statement finds others, it fails with TenantModelsChanged instead of
+   * answering for a model the tenant has left. Checked in the statement's own snapshot, so a
+   * cached configuration costs no read of its own.
+   */
+  tenantModels?: readonly string[];
 }
 
 export interface RecallMatch {
@@ -151,7 +159,8 @@ export async function searchRecallVectors(
 ): Promise<RecallMatch[]> {
   const d = checkedDimension(query.embedding.length);
   const { rows } = await db.query<{
-    id: string;
+    tenant_models: string[];
+    id: string | null;
     name: string;
     when_to_use: string;
     tools_required: string[];
@@ -227,13 +236,21 @@ export async function searchRecallVectors(
                   >= least(p.recall_loosest - $8::float8, $9::float8))
         ORDER BY f.fused DESC, f.similarity DESC, p.name
         LIMIT $6
+     ), tenant_models AS (
+       -- In the order tenantEmbeddingModels reads them; one row even when nothing matches.
+       SELECT coalesce(array_agg(model_id ORDER BY created_at DESC, model_id), '{}') AS models
+         FROM embedding_models WHERE tenant_id = $1
      )
-     SELECT k.id, k.name, k.when_to_use, k.tools_required, k.revision, k.similarity, k.fused,
-            left(r.body, $7) AS body, char_length(r.body) > $7 AS truncated
-       FROM ranked k
-       -- The exact revision the procedure records, archived or not.
-       JOIN skill_revisions r ON r.tenant_id = $1 AND r.skill_id = k.skill_id AND r.revision = k.revision
-      ORDER BY k.fused DESC, k.similarity DESC, k.name`,
+     SELECT m.models AS tenant_models, x.*
+       FROM tenant_models m
+       LEFT JOIN (
+         SELECT k.id, k.name, k.when_to_use, k.tools_required, k.revision, k.similarity, k.fused,
+                left(r.body, $7) AS body, char_length(r.body) > $7 AS truncated
+           FROM ranked k
+           -- The exact revision the procedure records, archived or not.
+           JOIN skill_revisions r ON r.tenant_id = $1 AND r.skill_id = k.skill_id AND r.revision = k.revision
+       ) x ON true
+      ORDER BY x.fused DESC, x.similarity DESC, x.name`,
     values: [
       tenantId,
       pgvector.toSql(Array.from(query.embedding)),
@@ -246,17 +263,27 @@ export async function searchRecallVectors(
       ACCEPTANCE_CAP,
     ],
   });
-  return rows.map((row) => ({
-    id: row.id,
-    name: row.name,
-    whenToUse: row.when_to_use,
-    toolsRequired: row.tools_required,
-    revision: row.revision,
-    body: row.body,
-    truncated: row.truncated,
-    similarity: Number(row.similarity),
-    fused: Number(row.fused),
-  }));
+  const found = rows[0]?.tenant_models ?? [];
+  if (options.tenantModels && !sameModels(options.tenantModels, found)) {
+    throw new TenantModelsChanged(tenantId, options.tenantModels, found);
+  }
+  return rows
+    .flatMap((row) => (row.id === null ? [] : [{ ...row, id: row.id }]))
+    .map((row) => ({
+      id: row.id,
+      name: row.name,
+      whenToUse: row.when_to_use,
+      toolsRequired: row.tools_required,
+      revision: row.revision,
+      body: row.body,
+      truncated: row.truncated,
+      similarity: Number(row.similarity),
+      fused: Number(row.fused),
+    }));
+}
+
+function sameModels(expected: readonly string[], found: readonly string[]): boolean {
+  return expected.length === found.length && expected.every((model, index) => model === found[index]);
 }
 
 /** How many recall vectors a procedure has for a model (tests and benches check the install). */
