@@ -6,7 +6,7 @@ import { resolveTenantConfig, type ResolvedTenantConfig } from './tenant-model.t
  * Each tenant's resolved configuration (src/embedding/tenant-model.ts), kept between requests:
  * resolving it reads `embedding_models`, a round trip more on every recall. A kept entry is never
  * taken on trust: whoever uses one compares its `models` with the tenant's models in the same
- * snapshot as its own read (recall's statement returns them) and calls `forget` when they differ —
+ * snapshot as its own read (recall's statement returns them with its rows) and calls `forget` when they differ —
  * after a reembed or a tenant's first embedding, by this process or any other — then resolves again.
  */
 export interface TenantConfigCache {

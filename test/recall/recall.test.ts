@@ -351,13 +351,16 @@ describe('recall_skill: a procedure found by what it is for', () => {
     expect(await names()).toEqual([job.name]);
     // The kept configuration: no read of the tenant's models before the search statement.
     expect(statements.filter((text) => !text.startsWith('UPDATE'))).toEqual([expect.stringContaining('procedure_goal_vectors')]);
+    const unrelated = 'bake a sourdough loaf with rye flour';
+    expect(await services.recall(tenant, { goal: unrelated })).toEqual([]);
 
     // Another process (\`skillsmith reembed\`) moves the tenant to another model: the kept configuration
     // must not answer for the model the tenant left — the explicitly set model is now refused.
     const other = { modelId: 'acme/embed-other', dimension: embedder.dimension };
     await forgetOtherModels(database.pool, tenant, other.modelId);
     await ensureEmbeddingModel(database.pool, tenant, other);
-    await expect(names()).rejects.toBeInstanceOf(TenantEmbeddingModelMismatch);
+    // First a recall that matches nothing, so no row carries the models: it reads them, and is refused.
+    await expect(services.recall(tenant, { goal: unrelated })).rejects.toBeInstanceOf(TenantEmbeddingModelMismatch);
     await expect(names()).rejects.toBeInstanceOf(TenantEmbeddingModelMismatch);
     await services.recallUsage.flush();
   });
