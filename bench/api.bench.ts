@@ -1,22 +1,29 @@
 /**
- * HTTP API throughput: GET /v1/recall under a bounded local load loop on loopback.
+ * HTTP API latency: GET /v1/recall on loopback, the client in its own process.
  *
  *   node --import tsx bench/api.bench.ts [--procedures 1000] [--concurrency 8] [--seconds 10]
  *                                        [--database-url postgresql://…]   (native; default embedded PGlite)
  *                                        [--while-embedding]
+ *                                        [--keep-database | --populated-database postgresql://…/skillsmith_test_…]
  *
- * The API (Fastify, real recall over the registry-shipped embedder) listens on 127.0.0.1; a
- * fixed number of workers in the same process each send one request at a time (fetch, keep-alive)
- * for a fixed duration. Every request asks for a different goal (generated paraphrases, never
- * repeated), so no cache could serve one. Prints requests/s, latency p50/p99 and the status
- * counts, for /healthz (the framework's floor) and for /v1/recall, and recall's phases measured in
- * process: the query embedding and the SQL statement (wall per request), and CPU per request of
- * this process and of the PostgreSQL backends (native only: /proc) — CPU time is what the shared
- * machine's load inflates least. `--while-embedding` runs a second process that embeds batches of
- * goals in a loop with the default (pass) settings for the whole measurement: recall while a pass
- * embeds.
+ * `--keep-database` leaves the native database it populated (and prints its URL) so that later
+ * runs, of this or another commit, measure against the same rows with `--populated-database`
+ * instead of populating again (minutes for 10k procedures on a loaded machine). The API is the real route (Fastify, token check, zod, the tenant's configuration and embedder
+ * as `createServices` resolves them, recall over the registry-shipped embedder) on 127.0.0.1. A
+ * client process (this file with `--client`) runs a fixed number of workers, each sending one
+ * request at a time (fetch, keep-alive) for a fixed duration: the server's figures do not include
+ * its own client's work (the client's CPU is reported apart). Every request asks for a different
+ * goal (generated paraphrases, never repeated), so no cache could serve one. Prints requests/s,
+ * latency p50/p99 and the status counts, for /healthz (the framework's floor) and for /v1/recall;
+ * recall's phases measured in the server: the whole recall call and the SQL statements it issued
+ * (wall, and how many per recall; the rest of the call is the query embedding); and CPU per
+ * request of the server process, of the client process and of the PostgreSQL backends (native
+ * only: /proc) — CPU time is what the shared machine's load inflates least. `--while-embedding`
+ * runs another process that embeds batches of goals in a loop with the default (pass) settings for
+ * the whole measurement: recall while a pass embeds.
  */
 import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type pg from 'pg';
@@ -24,11 +31,13 @@ import { pino } from 'pino';
 import { createServices } from '../src/app/services.ts';
 import { startApiServer } from '../src/api/server.ts';
 import { loadConfig } from '../src/config.ts';
-import type { Embedder } from '../src/embedding/embedder.ts';
-import { recallSkill } from '../src/recall/recall.ts';
+import { ensureEmbeddingModel } from '../src/embedding/goal-embedding-repository.ts';
+import { testEmbeddingModel } from '../src/embedding/model-pull.ts';
 import { createSeededRandom } from '../src/runs/seeded-random.ts';
 import { postgresBackendPids, processCpuMs } from './process-cpu.ts';
-import { BENCH_TENANT, loadEmbedder, openBenchDatabase, populate, summarize } from './session-bench-setup.ts';
+import { createPool } from '../src/store/database.ts';
+import { createSkillRepository } from '../src/store/skill-repository.ts';
+import { BENCH_TENANT, loadEmbedder, openBenchDatabase, populate, summarize, type BenchDatabase } from './session-bench-setup.ts';
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +47,10 @@ const { values } = parseArgs({
     'database-url': { type: 'string' },
     'while-embedding': { type: 'boolean', default: false },
     'embedding-loop': { type: 'boolean', default: false },
+    client: { type: 'string' },
+    'keep-database': { type: 'boolean', default: false },
+    'populated-database': { type: 'string' },
+    path: { type: 'string' },
   },
 });
 const concurrency = Number(values.concurrency);
@@ -119,9 +132,33 @@ function distinctGoals(count: number): string[] {
 
 const TOKEN = 'bench-token-0123456789abcdef';
 
-async function loadLoop(url: (index: number) => string, headers: Record<string, string>) {
+interface LoadResult {
+  requestsPerSecond: number;
+  latencyMs: ReturnType<typeof summarize>;
+  statuses: Record<string, number>;
+  asked: number;
+  cpuMs: number;
+}
+
+/** The `--client` child: one load loop against `--client` (the server's URL) and `--path`, result as JSON on stdout. */
+async function clientLoop(baseUrl: string, path: 'healthz' | 'recall'): Promise<void> {
+  const headers: Record<string, string> = path === 'recall' ? { authorization: `Bearer ${TOKEN}` } : {};
+  const goals = distinctGoals(verbs.length * objects.length * qualifiers.length);
+  const url = (index: number) => {
+    if (path === 'healthz') return `${baseUrl}/healthz`;
+    if (index >= goals.length) throw new Error(`only ${goals.length} distinct goals; lower --seconds`);
+    return `${baseUrl}/v1/recall?goal=${encodeURIComponent(goals[index]!)}&topK=2`;
+  };
+  // Warm-up (connections, the query session, the named statement) with requests the measurement never asks.
+  for (let index = 0; index < 20; index++) {
+    const warm = path === 'healthz' ? url(0) : `${baseUrl}/v1/recall?goal=${encodeURIComponent(`warm up ${index}`)}&topK=2`;
+    await fetch(warm, { headers }).then((response) => response.arrayBuffer());
+  }
+  process.stdout.write('ready\n');
+  await new Promise((resolve) => process.stdin.once('data', resolve));
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
+  const cpuBefore = process.cpuUsage();
   const deadline = performance.now() + seconds * 1000;
   let sent = 0;
   await Promise.all(
@@ -136,7 +173,44 @@ async function loadLoop(url: (index: number) => string, headers: Record<string, 
       }
     }),
   );
-  return { requestsPerSecond: Math.round((latencies.length / seconds) * 10) / 10, latencyMs: summarize(latencies), statuses };
+  const cpu = process.cpuUsage(cpuBefore);
+  const result: LoadResult = {
+    requestsPerSecond: Math.round((latencies.length / seconds) * 10) / 10,
+    latencyMs: summarize(latencies),
+    statuses,
+    asked: sent,
+    cpuMs: (cpu.user + cpu.system) / 1000,
+  };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+/** Runs one client process against the server; `start` is called when the client is warm, right before it measures. */
+async function runClient(baseUrl: string, path: 'healthz' | 'recall', start: () => Promise<void>): Promise<LoadResult> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      ...['--client', baseUrl, '--path', path, '--seconds', String(seconds), '--concurrency', String(concurrency)],
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
+  let output = '';
+  child.stdout.setEncoding('utf8');
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', (chunk: string) => {
+      output += chunk;
+      if (output.startsWith('ready\n')) resolve();
+    });
+    void exited.then((code) => reject(new Error(`client exited with ${code} before it was ready`)));
+  });
+  await start();
+  child.stdin.end('go\n');
+  const code = await exited;
+  if (code !== 0) throw new Error(`client exited with ${code}`);
+  return JSON.parse(output.slice('ready\n'.length).trim()) as LoadResult;
 }
 
 /** The `--while-embedding` child: a pass's embedding (batches of 32 goals, default settings) until killed. */
@@ -161,21 +235,7 @@ async function backendCpuMs(pool: pg.Pool): Promise<number | undefined> {
   return total;
 }
 
-/** The embedder with each call's wall time recorded. */
-function timedEmbedder(embedder: Embedder, samples: number[]): Embedder {
-  return {
-    modelId: embedder.modelId,
-    dimension: embedder.dimension,
-    async embed(texts, kind, options) {
-      const started = performance.now();
-      const vectors = await embedder.embed(texts, kind, options);
-      samples.push(performance.now() - started);
-      return vectors;
-    },
-  };
-}
-
-/** The pool with each query's wall time recorded (recall issues one statement). */
+/** The pool with each query's wall time recorded: what recall's statements cost, and how many a recall issues. */
 function timedPool(pool: pg.Pool, samples: number[]): pg.Pool {
   return new Proxy(pool, {
     get(target, property, receiver) {
@@ -192,22 +252,48 @@ function timedPool(pool: pg.Pool, samples: number[]): pg.Pool {
 
 async function main(): Promise<void> {
   if (values['embedding-loop']) return embeddingLoop();
-  const database = await openBenchDatabase(values['database-url']);
+  if (values.client) return clientLoop(values.client, values.path === 'healthz' ? 'healthz' : 'recall');
+  const populatedUrl = values['populated-database'];
+  const database = populatedUrl ? openPopulatedDatabase(populatedUrl) : await openBenchDatabase(values['database-url']);
   try {
     const embedder = await loadEmbedder();
-    process.stderr.write(`populating ${values.procedures} skills + procedures on ${database.kind} Postgres…\n`);
-    const populated = await populate(database, Number(values.procedures), { dimension: embedder.dimension, modelId: embedder.modelId });
-    const embedMs: number[] = [];
+    const model = { dimension: embedder.dimension, modelId: embedder.modelId };
+    if (!populatedUrl) {
+      process.stderr.write(`populating ${values.procedures} skills + procedures on ${database.kind} Postgres…\n`);
+      await populate(database, Number(values.procedures), model);
+      // The tenant is embedded with the test model, as a learned tenant is: its configuration follows from that record.
+      await ensureEmbeddingModel(database.pool, BENCH_TENANT, model);
+      if (values['keep-database']) process.stderr.write(`kept: --populated-database ${database.url}\n`);
+    }
+    const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
+    // Threshold 0, as in every earlier row of bench/README.md: the seeded random vectors fall below the calibrated one.
+    const config = loadConfig({
+      SKILLSMITH_EMBEDDING_MODEL: testEmbeddingModel.modelId,
+      SKILLSMITH_MODEL_DIR: new URL('../.skillsmith/models', import.meta.url).pathname,
+      SKILLSMITH_ALLOW_REMOTE_MODELS: 'false',
+      SKILLSMITH_RECALL_THRESHOLD: '0',
+    });
     const sqlMs: number[] = [];
-    const recallDeps = { pool: timedPool(database.pool, sqlMs), embedder: timedEmbedder(embedder, embedMs), threshold: 0 };
+    const recallMs: number[] = [];
+    const sqlPerRecallMs: number[] = [];
+    const services = createServices(config, timedPool(database.pool, sqlMs), { logger: pino({ level: 'silent' }) });
     const api = await startApiServer(
       {
-        ...createServices(loadConfig({}), database.pool, { logger: pino({ level: 'silent' }) }),
-        config: loadConfig({}),
-        skills: populated.skills,
-        logger: pino({ level: 'silent' }),
+        ...services,
+        skills,
         tokens: [{ token: TOKEN, tenantId: BENCH_TENANT, principal: 'bench', scopes: ['recall.read'] }],
-        recall: (tenantId, request) => recallSkill(recallDeps, tenantId, request),
+        // The services' own recall (tenant configuration, embedder, statement), timed.
+        recall: async (tenantId, request) => {
+          const started = performance.now();
+          const statementsBefore = sqlMs.length;
+          try {
+            return await services.recall(tenantId, request);
+          } finally {
+            recallMs.push(performance.now() - started);
+            // One request at a time (--concurrency 1): the statements since the call began are its own.
+            sqlPerRecallMs.push(sqlMs.slice(statementsBefore).reduce((sum, ms) => sum + ms, 0));
+          }
+        },
       },
       { host: '127.0.0.1', port: 0 },
     );
@@ -218,26 +304,20 @@ async function main(): Promise<void> {
       : undefined;
     try {
       if (loader) await new Promise((resolve) => loader.stdout.once('data', resolve));
-      const headers = { authorization: `Bearer ${TOKEN}` };
-      const goals = distinctGoals(verbs.length * objects.length * qualifiers.length);
-      await loadLoop(() => `${api.url}/healthz`, {}); // warm-up
-      const health = await loadLoop(() => `${api.url}/healthz`, {});
-      // Warm-up of the recall path (query session, named statement) with goals the measurement never asks.
-      for (let index = 0; index < 20; index++) {
-        await fetch(`${api.url}/v1/recall?goal=${encodeURIComponent(`warm up ${index}`)}&topK=2`, { headers }).then((r) => r.arrayBuffer());
-      }
-      embedMs.length = 0;
-      sqlMs.length = 0;
-      const cpuBefore = process.cpuUsage();
-      const backendBefore = await backendCpuMs(database.pool);
-      let asked = 0;
-      const recall = await loadLoop((index) => {
-        asked = index + 1;
-        if (index >= goals.length) throw new Error(`only ${goals.length} distinct goals; lower --seconds`);
-        return `${api.url}/v1/recall?goal=${encodeURIComponent(goals[index]!)}&topK=2`;
-      }, headers);
+      const health = await runClient(api.url, 'healthz', async () => {});
+      let cpuBefore = process.cpuUsage();
+      let backendBefore: number | undefined;
+      const recall = await runClient(api.url, 'recall', async () => {
+        backendBefore = await backendCpuMs(database.pool);
+        sqlMs.length = 0;
+        recallMs.length = 0;
+        sqlPerRecallMs.length = 0;
+        cpuBefore = process.cpuUsage();
+      });
       const cpu = process.cpuUsage(cpuBefore);
+      const statements = sqlMs.length;
       const backendAfter = await backendCpuMs(database.pool);
+      const loadAverage = (await readFile('/proc/loadavg', 'utf8')).split(' ').slice(0, 3).join(' ');
       const requests = recall.latencyMs.n;
       const perRequest = (ms: number) => Math.round((ms / requests) * 1000) / 1000;
       process.stdout.write(
@@ -248,13 +328,21 @@ async function main(): Promise<void> {
             concurrency,
             seconds,
             whileEmbedding: values['while-embedding'],
-            distinctGoalsAsked: asked,
-            healthz: health,
-            recall,
-            phasesMs: { queryEmbedding: summarize(embedMs), sqlStatement: summarize(sqlMs) },
+            distinctGoalsAsked: recall.asked,
+            loadAverage,
+            healthz: { requestsPerSecond: health.requestsPerSecond, latencyMs: health.latencyMs, statuses: health.statuses },
+            recall: { requestsPerSecond: recall.requestsPerSecond, latencyMs: recall.latencyMs, statuses: recall.statuses },
+            phasesMs: {
+              // The server's recall call: the tenant's configuration, the query embedding, the SQL.
+              recallCall: summarize(recallMs),
+              sqlStatements: summarize(sqlMs),
+              // Every statement of one recall, summed (meaningful at --concurrency 1).
+              sqlPerRecall: summarize(sqlPerRecallMs),
+              statementsPerRecall: Math.round((statements / recallMs.length) * 100) / 100,
+            },
             cpuPerRequestMs: {
-              // Includes the load loop's own fetch client, which shares this process.
-              apiProcess: perRequest((cpu.user + cpu.system) / 1000),
+              serverProcess: perRequest((cpu.user + cpu.system) / 1000),
+              clientProcess: perRequest(recall.cpuMs),
               postgresBackends: backendBefore === undefined || backendAfter === undefined ? null : perRequest(backendAfter - backendBefore),
             },
           },
@@ -267,8 +355,15 @@ async function main(): Promise<void> {
       await api.close();
     }
   } finally {
-    await database.close();
+    if (values['keep-database'] && !populatedUrl) await database.pool.end();
+    else await database.close();
   }
+}
+
+/** A database an earlier `--keep-database` run populated: used as it is, and left in place. */
+function openPopulatedDatabase(url: string): BenchDatabase {
+  const pool = createPool(url);
+  return { kind: 'native', pool, url, close: () => pool.end() };
 }
 
 await main();

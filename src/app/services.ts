@@ -4,7 +4,8 @@ import { createSkillManage, type SkillManage } from '../authoring/skill-manage.t
 import type { Config } from '../config.ts';
 import { createConfiguredRolloutGate, type RolloutGate } from '../rollout/rollout-gate.ts';
 import { createEmbedder, type Embedder } from '../embedding/embedder.ts';
-import { configForTenant } from '../embedding/tenant-model.ts';
+import { createTenantConfigCache } from '../embedding/tenant-config-cache.ts';
+import { configForTenant, TenantModelsChanged } from '../embedding/tenant-model.ts';
 import type { ChatClient } from '../llm/chat-client.ts';
 import { createConfiguredChatClient } from '../llm/configured-chat-client.ts';
 import type { Logger } from '../logger.ts';
@@ -67,6 +68,8 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
   const tenantConfig = (tenantId: string) => configForTenant(pool, config, tenantId);
   // createEmbedder loads once per process and model, and does not remember a failed load.
   const embedder = async (tenantId: string) => createEmbedder((await tenantConfig(tenantId)).embedding);
+  // Recall's configuration is kept between requests and checked by recall's own statement (a read less per recall).
+  const recallConfigs = createTenantConfigCache(pool, config);
   const recallUsage = createRecallUsage(pool, { onError: (error) => options.logger.warn({ err: error }, 'recording recall use failed') });
   const rollout = createConfiguredRolloutGate(pool, config);
   const temporal = createLazyTemporalClient(config, options.temporalAddress);
@@ -88,18 +91,29 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
     tenantConfig,
     embedder,
     recall: async (tenantId, request) => {
-      const tenant = await tenantConfig(tenantId);
-      return recallSkill(
-        {
-          pool,
-          embedder: await createEmbedder(tenant.embedding),
-          threshold: tenant.recall.threshold,
-          acceptanceSlack: tenant.recall.acceptanceSlack,
-          usage: recallUsage,
-        },
-        tenantId,
-        request,
-      );
+      const recallWith = async (kept: boolean) => {
+        const { config: tenant, models } = await recallConfigs.get(tenantId);
+        return recallSkill(
+          {
+            pool,
+            embedder: await createEmbedder(tenant.embedding),
+            threshold: tenant.recall.threshold,
+            acceptanceSlack: tenant.recall.acceptanceSlack,
+            usage: recallUsage,
+            ...(kept ? { tenantModels: models } : {}),
+          },
+          tenantId,
+          request,
+        );
+      };
+      try {
+        return await recallWith(true);
+      } catch (error) {
+        if (!(error instanceof TenantModelsChanged)) throw error;
+        // The tenant moved (a reembed, a first embedding) since its configuration was kept: resolve it again, once.
+        recallConfigs.forget(tenantId);
+        return recallWith(false);
+      }
     },
     recallUsage,
     reportRun: createRunIntake({ config, pool, logger: options.logger, temporalAddress: options.temporalAddress, temporal }),

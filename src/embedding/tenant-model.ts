@@ -33,10 +33,47 @@ export class TenantEmbeddingModelMismatch extends SkillsmithError {
  * that the tenant was not embedded with is refused (TenantEmbeddingModelMismatch), never mixed.
  */
 export async function configForTenant(db: Queryable, config: Config, tenantId: string): Promise<Config> {
-  const models = await tenantEmbeddingModels(db, tenantId);
-  if (models.length === 0 || models.some((model) => model.modelId === config.embedding.model)) return config;
-  const tenantModel = models[0]!.modelId;
+  return (await resolveTenantConfig(db, config, tenantId)).config;
+}
+
+export interface ResolvedTenantConfig {
+  config: Config;
+  /**
+   * The tenant's embedding models the configuration was decided from, the most recently recorded
+   * first: what a later read compares to know the decision still holds.
+   */
+  models: string[];
+}
+
+/** configForTenant, with the models it was decided from. */
+export async function resolveTenantConfig(db: Queryable, config: Config, tenantId: string): Promise<ResolvedTenantConfig> {
+  const models = (await tenantEmbeddingModels(db, tenantId)).map((model) => model.modelId);
+  return { config: decideTenantConfig(config, tenantId, models), models };
+}
+
+function decideTenantConfig(config: Config, tenantId: string, models: readonly string[]): Config {
+  if (models.length === 0 || models.includes(config.embedding.model)) return config;
+  const tenantModel = models[0]!;
   // A hand-built config (no modelChoice) is taken as set explicitly.
   if (config.modelChoice?.explicit ?? true) throw new TenantEmbeddingModelMismatch(tenantId, tenantModel, config.embedding.model);
   return configForModel(config, tenantModel);
+}
+
+/**
+ * A read found the tenant's embedding models changed since its configuration was resolved (a
+ * reembed or a first embedding, in this process or another): whatever was decided from them
+ * (the model, its recall threshold) must be resolved again. Retryable: resolving again is the fix.
+ */
+export class TenantModelsChanged extends SkillsmithError {
+  static override readonly code = 'TenantModelsChanged';
+  static override readonly httpStatus = 503;
+  constructor(
+    readonly tenantId: string,
+    readonly expected: readonly string[],
+    readonly found: readonly string[],
+  ) {
+    super(
+      `tenant ${tenantId}'s embedding models changed during the request (${expected.join(', ') || 'none'} → ${found.join(', ') || 'none'}): retry`,
+    );
+  }
 }

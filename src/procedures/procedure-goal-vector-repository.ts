@@ -1,4 +1,6 @@
 import pgvector from 'pgvector';
+import { tenantEmbeddingModels } from '../embedding/goal-embedding-repository.ts';
+import { TenantModelsChanged } from '../embedding/tenant-model.ts';
 import { isEmbeddedDatabase, type Queryable } from '../store/database.ts';
 import { ACCEPTANCE_CAP, ACCEPTANCE_SAMPLE, loosestNearest } from './recall-acceptance.ts';
 
@@ -109,6 +111,15 @@ export interface RecallSearchOptions {
   limit: number;
   /** Body characters returned; `truncated` says whether there were more. */
   bodyChars: number;
+  /**
+   * The tenant's embedding models (most recently recorded first) the caller's configuration was
+   * decided from: when the statement finds others, it fails with TenantModelsChanged instead of
+   * answering for a model the tenant has left. Every returned row carries the models as the
+   * statement's own snapshot has them (a kept configuration costs no read of its own); when
+   * nothing matched they are read after it. Returning no row for an empty result instead of
+   * restructuring the statement around one: that restructure measured ~0.7 ms more PostgreSQL CPU.
+   */
+  tenantModels?: readonly string[];
 }
 
 export interface RecallMatch {
@@ -151,6 +162,7 @@ export async function searchRecallVectors(
 ): Promise<RecallMatch[]> {
   const d = checkedDimension(query.embedding.length);
   const { rows } = await db.query<{
+    tenant_models: string[];
     id: string;
     name: string;
     when_to_use: string;
@@ -229,7 +241,10 @@ export async function searchRecallVectors(
         LIMIT $6
      )
      SELECT k.id, k.name, k.when_to_use, k.tools_required, k.revision, k.similarity, k.fused,
-            left(r.body, $7) AS body, char_length(r.body) > $7 AS truncated
+            left(r.body, $7) AS body, char_length(r.body) > $7 AS truncated,
+            -- The tenant's models as this snapshot has them, in tenantEmbeddingModels' order (an InitPlan: read once).
+            (SELECT coalesce(array_agg(model_id ORDER BY created_at DESC, model_id), '{}')
+               FROM embedding_models WHERE tenant_id = $1) AS tenant_models
        FROM ranked k
        -- The exact revision the procedure records, archived or not.
        JOIN skill_revisions r ON r.tenant_id = $1 AND r.skill_id = k.skill_id AND r.revision = k.revision
@@ -246,6 +261,11 @@ export async function searchRecallVectors(
       ACCEPTANCE_CAP,
     ],
   });
+  if (options.tenantModels) {
+    // Nothing matched, so no row carried the models: read them (a recall that finds nothing pays the read it used to).
+    const found = rows[0]?.tenant_models ?? (await tenantEmbeddingModels(db, tenantId)).map((model) => model.modelId);
+    if (!sameModels(options.tenantModels, found)) throw new TenantModelsChanged(tenantId, options.tenantModels, found);
+  }
   return rows.map((row) => ({
     id: row.id,
     name: row.name,
@@ -257,6 +277,10 @@ export async function searchRecallVectors(
     similarity: Number(row.similarity),
     fused: Number(row.fused),
   }));
+}
+
+function sameModels(expected: readonly string[], found: readonly string[]): boolean {
+  return expected.length === found.length && expected.every((model, index) => model === found[index]);
 }
 
 /** How many recall vectors a procedure has for a model (tests and benches check the install). */

@@ -45,6 +45,12 @@ export interface RecallDependencies {
   acceptanceSlack?: number;
   /** Where a planner's recall is recorded as use (last_used_at); none for recalls that are not a use (review, eval). */
   usage?: RecallUsage;
+  /**
+   * The tenant's embedding models this configuration (embedder, threshold) was decided from, when
+   * it was kept from an earlier request: the recall fails with TenantModelsChanged if the tenant's
+   * models are no longer these (checked by the search statement itself, no read of its own).
+   */
+  tenantModels?: readonly string[];
 }
 
 /** recall_skill bound to its dependencies: what the API, the CLI and the review receive. */
@@ -86,7 +92,7 @@ export async function recallSkills(
 }
 
 async function search(
-  { pool, embedder, threshold, acceptanceSlack = DEFAULT_ACCEPTANCE_SLACK, usage }: RecallDependencies,
+  { pool, embedder, threshold, acceptanceSlack = DEFAULT_ACCEPTANCE_SLACK, usage, tenantModels }: RecallDependencies,
   tenantId: string,
   goal: string,
   embedding: Float32Array,
@@ -96,7 +102,13 @@ async function search(
     pool,
     tenantId,
     { embedding, modelId: embedder.modelId, text: goal },
-    { threshold, acceptanceSlack: threshold < 0 ? null : acceptanceSlack, limit: topK, bodyChars: MAX_RECALL_BODY_CHARS },
+    {
+      threshold,
+      acceptanceSlack: threshold < 0 ? null : acceptanceSlack,
+      limit: topK,
+      bodyChars: MAX_RECALL_BODY_CHARS,
+      ...(tenantModels ? { tenantModels } : {}),
+    },
   );
   usage?.record(
     tenantId,

@@ -1,7 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
 import { negativeHeldout } from '../../bench/corpora/negative-goals.ts';
+import { createServices } from '../../src/app/services.ts';
+import { loadConfig } from '../../src/config.ts';
 import { embedMissingGoals } from '../../src/embedding/embed-goals.ts';
 import { createEmbedder, type Embedder } from '../../src/embedding/embedder.ts';
+import { ensureEmbeddingModel, forgetOtherModels } from '../../src/embedding/goal-embedding-repository.ts';
+import { TenantEmbeddingModelMismatch } from '../../src/embedding/tenant-model.ts';
 import {
   countProcedureGoalVectors,
   searchRecallVectors,
@@ -171,6 +176,17 @@ describe('recall_skill: a procedure found by what it is for', () => {
     });
   }
 
+  /** A tenant of its own: the job's runs recorded and embedded, then the job learned from them. */
+  async function learnFromRuns(tenant: string, procedure: LearnedJob) {
+    await upsertRuns(
+      database.pool,
+      tenant,
+      procedure.goals.map((goal, index) => runReport(tenant, `${procedure.name}-${index + 1}`, goal, procedure.tools)),
+    );
+    await embedMissingGoals(database.pool, embedder, tenant, { pageSize: 32 });
+    await learn(tenant, procedure, `# ${procedure.name}\n\n1. Do it.\n`);
+  }
+
   beforeAll(async () => {
     await requireTestModel();
     database = await openTestDatabase();
@@ -252,13 +268,7 @@ describe('recall_skill: a procedure found by what it is for', () => {
 
   it("caps a procedure's own acceptance: near-copy learned goals do not ask a new goal to be a copy", async () => {
     const tenant = 'initech';
-    await upsertRuns(
-      database.pool,
-      tenant,
-      nearCopies.goals.map((goal, index) => runReport(tenant, `${nearCopies.name}-${index + 1}`, goal, nearCopies.tools)),
-    );
-    await embedMissingGoals(database.pool, embedder, tenant, { pageSize: 32 });
-    await learn(tenant, nearCopies, `# ${nearCopies.name}\n\n1. Do it.\n`);
+    await learnFromRuns(tenant, nearCopies);
     const goals = await embedder.embed([...nearCopies.goals], 'goal');
     const [vector] = await embedder.embed([nearCopies.fresh], 'goal');
     const best = Math.max(...goals.map((learned) => learned.reduce((sum, value, index) => sum + value * vector![index]!, 0)));
@@ -313,6 +323,46 @@ describe('recall_skill: a procedure found by what it is for', () => {
     const other = await findProcedureByName(database.pool, tenantId, 'summarize-incidents');
     await withTransaction(database.pool, (client) => markSuperseded(client, 'globex', rotate!.id, other!.id));
     expect(await recallSkill({ ...deps, threshold: 0 }, 'globex', { goal: corpus[2].fresh, topK: 5 })).toEqual([]);
+  });
+
+  it("keeps a tenant's configuration between recalls, and resolves it again once the tenant's models change", async () => {
+    const tenant = 'umbrella';
+    const job = corpus[0];
+    await learnFromRuns(tenant, job);
+    const statements: string[] = [];
+    const pool = new Proxy(database.pool, {
+      get(target, property, receiver) {
+        if (property !== 'query') return Reflect.get(target, property, receiver) as unknown;
+        return (query: string | { text: string }, ...rest: unknown[]) => {
+          statements.push(typeof query === 'string' ? query : query.text);
+          return (target.query as (...args: unknown[]) => unknown)(query, ...rest);
+        };
+      },
+    });
+    const config = loadConfig({
+      SKILLSMITH_EMBEDDING_MODEL: embedder.modelId,
+      SKILLSMITH_MODEL_DIR: testModelSettings().modelDir,
+      SKILLSMITH_ALLOW_REMOTE_MODELS: 'false',
+    });
+    const services = createServices(config, pool, { logger: pino({ level: 'silent' }) });
+    const names = async () => (await services.recall(tenant, { goal: job.fresh })).map((match) => match.name);
+    expect(await names()).toEqual([job.name]);
+    statements.length = 0;
+    expect(await names()).toEqual([job.name]);
+    // The kept configuration: no read of the tenant's models before the search statement.
+    expect(statements.filter((text) => !text.startsWith('UPDATE'))).toEqual([expect.stringContaining('procedure_goal_vectors')]);
+    const unrelated = 'bake a sourdough loaf with rye flour';
+    expect(await services.recall(tenant, { goal: unrelated })).toEqual([]);
+
+    // Another process (\`skillsmith reembed\`) moves the tenant to another model: the kept configuration
+    // must not answer for the model the tenant left — the explicitly set model is now refused.
+    const other = { modelId: 'acme/embed-other', dimension: embedder.dimension };
+    await forgetOtherModels(database.pool, tenant, other.modelId);
+    await ensureEmbeddingModel(database.pool, tenant, other);
+    // First a recall that matches nothing, so no row carries the models: it reads them, and is refused.
+    await expect(services.recall(tenant, { goal: unrelated })).rejects.toBeInstanceOf(TenantEmbeddingModelMismatch);
+    await expect(names()).rejects.toBeInstanceOf(TenantEmbeddingModelMismatch);
+    await services.recallUsage.flush();
   });
 
   it('records use off the request path: last_used_at is written when the batch flushes', async () => {
