@@ -2,7 +2,8 @@
  * Run-completion intake under load: reports/s sent — `--via signal`: `reportRunCompleted` (the
  * whole report signalled, recorded by the intake workflows, one per agent); `--via api`: the
  * `POST /v1/runs` intake (stored first, then, when a review may want the run, only its id signalled
- * to an intake of its tenant) — with 0 lost (rows
+ * to an intake of its tenant); `--via http`: the same route through the real API server (Fastify, token
+ * check, zod), the senders in a process of their own — with 0 lost (rows
  * counted against reports accepted) and send-to-stored latency (send time → the row's ingested_at;
  * one machine, one clock). Real parts: a Temporal dev server, an embedded database (or
  * --database-url), the worker here.
@@ -19,10 +20,13 @@
  * server and of the PostgreSQL backends — while sending and, with --populate, until the reviews are
  * done — and the intake workflows' signals and workflow tasks (what the Temporal server's CPU follows).
  *
- *   node --import tsx bench/intake.bench.ts [--via signal|api] [--reports 3000] [--agents 10] [--concurrency 32]
+ *   node --import tsx bench/intake.bench.ts [--via signal|api|http] [--reports 3000] [--agents 10] [--concurrency 32]
  *     [--rate N] [--populate] [--profile] [--cpu-profile FILE.cpuprofile] [--database-url URL]
  */
+import { spawn } from 'node:child_process';
+import http from 'node:http';
 import { writeFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
 import { Session } from 'node:inspector/promises';
 import { availableParallelism, loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -43,6 +47,8 @@ import { upsertRuns } from '../src/runs/run-repository.ts';
 import { createPool } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrations.ts';
 import { createServices } from '../src/app/services.ts';
+import { startApiServer } from '../src/api/server.ts';
+import { createSkillRepository } from '../src/store/skill-repository.ts';
 import { createWorker } from '../workers/worker.ts';
 import { offerPaced } from './paced-senders.ts';
 import { cpuByPid, descendantPids, postgresBackendPids, totalCpuMs } from './process-cpu.ts';
@@ -58,17 +64,50 @@ const { values } = parseArgs({
     profile: { type: 'boolean', default: false },
     'database-url': { type: 'string' },
     'cpu-profile': { type: 'string' },
+    // Internal: this file as --via http's senders, in a process of their own (see sendFromChild).
+    senders: { type: 'string' },
+    tenant: { type: 'string' },
   },
 });
 const total = Number(values.reports);
 const agents = Number(values.agents);
 const concurrency = Number(values.concurrency);
 const rate = values.rate === undefined ? undefined : Number(values.rate);
-if (values.via !== 'signal' && values.via !== 'api') throw new Error(`--via must be signal or api, not ${values.via}`);
+if (values.via !== 'signal' && values.via !== 'api' && values.via !== 'http')
+  throw new Error(`--via must be signal, api or http, not ${values.via}`);
 const modelDir = new URL('../.skillsmith/models', import.meta.url).pathname;
 if (values.populate && !(await isModelPresent(modelDir)))
   throw new Error(`--populate needs the test model in ${modelDir} (skillsmith models pull)`);
 
+const HTTP_TOKEN = 'intake-bench-token-0123456789abcdef';
+/** Keep-alive connections, one per sender: node:http costs the senders' process less CPU per request than fetch. */
+const httpAgent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+/** One `POST /v1/runs` as an agent runtime sends it; anything but a 202 fails the send. */
+function postRun(url: string, report: unknown): Promise<{ review: string }> {
+  const body = JSON.stringify(report);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      `${url}/v1/runs`,
+      {
+        method: 'POST',
+        agent: httpAgent,
+        headers: { authorization: `Bearer ${HTTP_TOKEN}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (response.statusCode !== 202) reject(new Error(`POST /v1/runs answered ${response.statusCode}: ${text}`));
+          else resolve(JSON.parse(text) as { review: string });
+        });
+        response.on('error', reject);
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const percentiles = (samples: number[]) => {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -98,6 +137,58 @@ async function offer<T>(
     }
   });
   return { seconds: (performance.now() - started) / 1000, sentAt, answered, failed };
+}
+
+/** The reports sent, the same in the bench and in its --via http sender process. */
+function benchReports(tenantId: string) {
+  return [...iterateRuns({ seed: 3, runs: total, tenantId })].map(({ report }, index) => ({
+    ...report,
+    agentId: `agent-${index % agents}`,
+  }));
+}
+
+interface SendersResult {
+  seconds: number;
+  sentAtEpochMs: number[];
+  answered: number[];
+  failed: number;
+  plans: Array<[string, number]>;
+  cpuMs: number;
+}
+
+if (values.senders !== undefined) {
+  // --via http's senders: POST every report to the API at --senders, then print what happened as JSON.
+  const url = values.senders;
+  const cpuBefore = process.cpuUsage();
+  const plans = new Map<string, number>();
+  const sent = await offer(benchReports(values.tenant!), async (report) => {
+    const { review } = await postRun(url, report);
+    plans.set(review, (plans.get(review) ?? 0) + 1);
+  });
+  const cpu = process.cpuUsage(cpuBefore);
+  const result: SendersResult = {
+    seconds: sent.seconds,
+    sentAtEpochMs: sent.sentAt.map((at) => performance.timeOrigin + at),
+    answered: sent.answered,
+    failed: sent.failed,
+    plans: [...plans],
+    cpuMs: (cpu.user + cpu.system) / 1000,
+  };
+  process.stdout.write(JSON.stringify(result));
+  process.exit(0);
+}
+
+/** Runs the senders in a process of their own, as agents on other machines would be: the API process's CPU is then its own. */
+async function sendFromChild(url: string, tenantId: string): Promise<SendersResult> {
+  const args = ['--import', 'tsx', fileURLToPath(import.meta.url), '--senders', url, '--tenant', tenantId];
+  args.push('--reports', String(total), '--agents', String(agents), '--concurrency', String(concurrency));
+  if (rate !== undefined) args.push('--rate', String(rate));
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+  const chunks: Buffer[] = [];
+  child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  if (code !== 0) throw new Error(`the sender process exited with ${code}`);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8')) as SendersResult;
 }
 
 const temporal = await startTemporalDevServer({ home: '.skillsmith', uiPort: false });
@@ -145,10 +236,7 @@ try {
     console.log(`populated: ${procedures} procedures learned from 600 runs in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   }
 
-  const reports = [...iterateRuns({ seed: 3, runs: total, tenantId })].map(({ report }, index) => ({
-    ...report,
-    agentId: `agent-${index % agents}`,
-  }));
+  const reports = benchReports(tenantId);
 
   if (values.profile) {
     // Each part of a POST /v1/runs alone, at the bench's concurrency, on a separate tenant.
@@ -181,6 +269,19 @@ try {
     await sleep(2_000);
   }
 
+  // --via http: the real API server on these services, and a token of the tenant allowed to write runs.
+  const api =
+    values.via === 'http'
+      ? await startApiServer(
+          {
+            ...services,
+            skills: createSkillRepository({ pool, defaultLicense: config.skillLicense }),
+            tokens: [{ token: HTTP_TOKEN, tenantId, principal: 'intake-bench', scopes: ['run.write'] }],
+          },
+          { host: '127.0.0.1', port: 0 },
+        )
+      : undefined;
+
   const load = loadavg()[0]!.toFixed(1);
   const epochOffset = Date.now() - performance.now();
   // --cpu-profile: the main thread's CPU profile of the sending window only (not start-up or the populating pass).
@@ -198,11 +299,18 @@ try {
   const cpuBefore = process.cpuUsage();
   // --via api: what each 202 said of the run's review (`scheduled`: its intake was signalled; `none`: nothing was sent).
   const reviewPlans = new Map<string, number>();
-  const sent = await offer(reports, async (report) => {
-    if (values.via !== 'api') return reportRunCompleted(client, report, { taskQueue: 'intake-bench' });
-    const { review } = await services.reportRun(report);
-    reviewPlans.set(review, (reviewPlans.get(review) ?? 0) + 1);
-  });
+  let sendersCpuMs: number | undefined;
+  const sent = api
+    ? await sendFromChild(api.url, tenantId).then((result) => {
+        for (const [review, count] of result.plans) reviewPlans.set(review, count);
+        sendersCpuMs = result.cpuMs;
+        return { ...result, sentAt: result.sentAtEpochMs.map((at) => at - epochOffset) };
+      })
+    : await offer(reports, async (report) => {
+        if (values.via === 'signal') return reportRunCompleted(client, report, { taskQueue: 'intake-bench' });
+        const { review } = await services.reportRun(report);
+        reviewPlans.set(review, (reviewPlans.get(review) ?? 0) + 1);
+      });
   const accepted = total - sent.failed;
   const cpu = process.cpuUsage(cpuBefore);
   const serverCpu = (await totalCpuMs(serverPids)) - serverCpuBefore;
@@ -244,14 +352,16 @@ try {
     `stored ${stored}/${accepted} accepted (lost ${accepted - stored}): ${((stored / lastStored) * 1000).toFixed(0)} runs/s recorded (first send → last row)`,
   );
   console.log(
-    `this process (intake + worker) CPU while sending: ${((cpu.user + cpu.system) / 1000 / accepted).toFixed(2)} ms per accepted run`,
+    `this process (intake + worker${api ? ' + API server' : ''}) CPU while sending: ${((cpu.user + cpu.system) / 1000 / accepted).toFixed(2)} ms per accepted run`,
   );
+  if (sendersCpuMs !== undefined)
+    console.log(`the senders' process (HTTP clients) CPU: ${(sendersCpuMs / accepted).toFixed(2)} ms per accepted run`);
   console.log(
     `Temporal dev server CPU while sending: ${(serverCpu / accepted).toFixed(2)} ms per accepted run` +
       (embedded ? '' : `; PostgreSQL backends: ${(backendCpu / accepted).toFixed(2)} ms`),
   );
   console.log(`send → answered (202 / signal sent): ${ms(percentiles(sent.answered))}`);
-  if (values.via === 'api')
+  if (values.via !== 'signal')
     console.log(
       `202 review: ${[...reviewPlans].map(([review, count]) => `${count} ${review}`).join(', ')} (scheduled: signalled to an intake)`,
     );
@@ -316,6 +426,7 @@ try {
         (embedded ? '' : `, PostgreSQL backends ${(reviewedBackendCpu / accepted).toFixed(2)} ms`),
     );
   }
+  await api?.close();
   worker.shutdown();
   await running;
   await workerConnection.close();
