@@ -97,6 +97,9 @@ async function candidateSession() {
     const session = await ort.InferenceSession.create(candidateModel(), {
       intraOpNumThreads: availableParallelism(),
       graphOptimizationLevel: 'all',
+      // Idle pool threads sleep instead of spinning between products: spinning cost a third more CPU
+      // for the same products on a shared machine (bench/README.md, "The threshold graph at 100k").
+      extra: { session: { intra_op: { allow_spinning: '0' } } },
     });
     return { ort, session };
   })();
