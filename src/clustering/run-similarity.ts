@@ -16,7 +16,8 @@
  *   a max of both parts would make every pair whose tool part dominates tie at a few discrete
  *   values, and the cut of a dendrogram with tied merges is not unique.)
  */
-import { cosineDistance, dot } from './cosine.ts';
+import { dot } from './cosine.ts';
+import { goalDotOf } from './goal-dot.ts';
 import type { ProcedureTable } from './tool-sequence-similarity.ts';
 
 export type SimilarityDesign = 'goal' | 'product' | 'mix' | 'gate';
@@ -34,14 +35,15 @@ export interface SimilaritySettings {
 }
 
 /**
- * What every edge satisfies, as one inner product the candidate search can compute in a matrix
- * product: an edge has goalWeight·g + (1 − goalWeight)·(u_a · u_b) ≥ threshold, u being the
- * procedures' tool vectors (`ProcedureTable.toolVector`, an upper bound of t). With goalWeight 1
- * it is the goal cosine alone.
+ * What every edge needs, for the candidate search: the least goal cosine a pair of runs must reach
+ * when their tool similarity is at most `toolBound` (an upper bound of t, e.g.
+ * `toolSimilarityBound`); Infinity when no goal cosine can make such a pair an edge. Exact in real
+ * arithmetic — the search leaves a margin below it for float32 products and for the rounding of
+ * the exact distance. `usesTools` is false when the tool similarity takes no part (`goal`).
  */
 export interface CandidateBound {
-  goalWeight: number;
-  threshold: number;
+  usesTools: boolean;
+  goalNeeded(toolBound: number): number;
 }
 
 /** A set of runs reduced to what the mean distance to another set needs: its size, goal sum, procedures. */
@@ -107,10 +109,12 @@ export function goalSimilarity(vectors: Float32Array[], similarityTau: number): 
   if (!(similarityTau > -1 && similarityTau <= 1)) {
     throw new RangeError(`similarityTau must be in (-1, 1], got ${similarityTau}`);
   }
+  const goalDot = goalDotOf(vectors);
   return {
-    distance: (a, b) => cosineDistance(vectors[a]!, vectors[b]!),
+    // 1 − a·b: cosineDistance of cosine.ts to the last bit.
+    distance: (a, b) => 1 - goalDot(a, b),
     cutHeight: 1 - similarityTau,
-    candidateBound: { goalWeight: 1, threshold: similarityTau },
+    candidateBound: { usesTools: false, goalNeeded: () => similarityTau },
     meanDistanceSums: linearMeanDistanceSums(vectors, 1),
   };
 }
@@ -148,13 +152,14 @@ function linearMeanDistanceSums(vectors: Float32Array[], goalWeight: number, pro
 export function runSimilarity(vectors: Float32Array[], procedures: ProcedureTable, settings: SimilaritySettings): RunSimilarity {
   const { design, goalTau, clusterTau, toolTau } = settings;
   if (design === 'goal') return goalSimilarity(vectors, goalTau);
+  const goalDot = goalDotOf(vectors);
   if (design === 'product') {
     assertFraction('clusterTau', clusterTau, { below1: false });
     return {
-      distance: (a, b) => 1 - dot(vectors[a]!, vectors[b]!) * procedures.similarity(a, b),
+      distance: (a, b) => 1 - goalDot(a, b) * procedures.similarity(a, b),
       cutHeight: 1 - clusterTau,
-      // g·t ≥ τ with g, t ≥ 0 gives (g + t) / 2 ≥ √(g·t) ≥ √τ, and u_a·u_b ≥ t.
-      candidateBound: { goalWeight: 0.5, threshold: Math.sqrt(clusterTau) },
+      // g·t ≥ τ > 0 with 0 ≤ t ≤ T needs g ≥ τ / T.
+      candidateBound: { usesTools: true, goalNeeded: (toolBound) => (toolBound > 0 ? clusterTau / toolBound : Infinity) },
       procedures,
     };
   }
@@ -164,9 +169,10 @@ export function runSimilarity(vectors: Float32Array[], procedures: ProcedureTabl
     const goalWeight = settings.goalWeight;
     const toolWeight = 1 - goalWeight;
     return {
-      distance: (a, b) => 1 - (goalWeight * dot(vectors[a]!, vectors[b]!) + toolWeight * procedures.similarity(a, b)),
+      distance: (a, b) => 1 - (goalWeight * goalDot(a, b) + toolWeight * procedures.similarity(a, b)),
       cutHeight: 1 - clusterTau,
-      candidateBound: { goalWeight, threshold: clusterTau },
+      // w·g + (1 − w)·t ≥ τ with t ≤ T needs g ≥ (τ − (1 − w)·T) / w.
+      candidateBound: { usesTools: toolWeight > 0, goalNeeded: (toolBound) => (clusterTau - toolWeight * toolBound) / goalWeight },
       procedures,
       meanDistanceSums: linearMeanDistanceSums(vectors, goalWeight, procedures),
     };
@@ -177,13 +183,13 @@ export function runSimilarity(vectors: Float32Array[], procedures: ProcedureTabl
   const toolScale = 1 - toolTau;
   return {
     distance: (a, b) => {
-      const goalPart = (1 - dot(vectors[a]!, vectors[b]!)) / goalScale;
+      const goalPart = (1 - goalDot(a, b)) / goalScale;
       const toolPart = (1 - procedures.similarity(a, b)) / toolScale;
       return toolPart <= 1 ? goalPart : Math.max(goalPart, toolPart);
     },
     cutHeight: 1,
-    // An edge has g ≥ τ_goal and t ≥ τ_tool, so their mean reaches the mean of the two.
-    candidateBound: { goalWeight: 0.5, threshold: (goalTau + toolTau) / 2 },
+    // An edge has g ≥ τ_goal and t ≥ τ_tool (up to the rounding of (1 − t) / (1 − τ_tool) ≤ 1).
+    candidateBound: { usesTools: true, goalNeeded: (toolBound) => (toolBound >= toolTau - 1e-9 ? goalTau : Infinity) },
     procedures,
   };
 }

@@ -16,7 +16,7 @@
  */
 import { dot } from './cosine.ts';
 import { goalSimilarity, type RunSimilarity } from './run-similarity.ts';
-import { forEachCandidatePair } from './similarity-candidates.ts';
+import { candidateMargin, forEachCandidatePair } from './similarity-candidates.ts';
 
 /** Inputs must be unit vectors up to this much (pgvector round trips keep ~1e-7). */
 export const unitNormTolerance = 1e-4;
@@ -142,7 +142,7 @@ export async function tauComponents(
 function procedureOrder(count: number, similarity: RunSimilarity): number[] {
   const order = Array.from({ length: count }, (_, index) => index);
   const procedures = similarity.procedures;
-  if (!procedures || similarity.candidateBound.goalWeight === 1) return order;
+  if (!procedures || !similarity.candidateBound.usesTools) return order;
   const use = new Float64Array(procedures.toolDimension);
   for (let run = 0; run < count; run++) for (const axis of procedures.toolVector(procedures.traceOfRun[run]!).axes) use[axis]!++;
   const keys = Array.from({ length: procedures.distinctCount }, (_, trace) =>
@@ -197,16 +197,24 @@ export async function thresholdComponents(
   } else {
     const order = procedureOrder(n, similarity);
     const procedures = similarity.procedures;
+    const bound = similarity.candidateBound;
     await forEachCandidatePair(
       {
         goals: order.map((run) => vectors[run]!),
         tools: procedures && {
-          vectors: order.map((run) => procedures.toolVector(procedures.traceOfRun[run]!)),
+          procedureOfPoint: Int32Array.from(order, (run) => procedures.traceOfRun[run]!),
+          procedures: Array.from({ length: procedures.distinctCount }, (_, trace) => procedures.toolVector(trace)),
           dimension: procedures.toolDimension,
         },
-        bound: similarity.candidateBound,
+        bound,
       },
-      (i, j) => link(order[i]!, order[j]!),
+      (i, j, goalCosine) => {
+        const a = order[i]!;
+        const b = order[j]!;
+        // The goal cosine this pair's own tool similarity needs (the product's row only knew its block's most).
+        const toolBound = procedures && bound.usesTools ? procedures.similarity(a, b) : 1;
+        if (goalCosine >= bound.goalNeeded(toolBound) - candidateMargin) link(a, b);
+      },
     );
   }
 

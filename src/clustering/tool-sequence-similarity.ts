@@ -54,18 +54,54 @@ function similarityOfTokens(a: ArrayLike<number>, b: ArrayLike<number>): number 
   return total === 0 ? 1 : (2 * longestCommonSubsequence(a, b)) / total;
 }
 
-/** A non-negative unit vector over `ProcedureTable.toolDimension` axes, by its non-zero entries. */
+/**
+ * A trace's tools as a bag: a non-negative unit vector over `ProcedureTable.toolDimension` axes by
+ * its non-zero entries (`values`, u[tool] = √(count / length)), the counts behind it and the length.
+ */
 export interface SparseToolVector {
+  /** Ascending. */
   axes: Int32Array;
   values: Float64Array;
+  /** How often each axis's tool occurs in the trace (the empty trace: 0 on its own axis). */
+  counts: Int32Array;
+  /** Calls in the trace. */
+  length: number;
 }
 
 function toolVectorOf(tokens: Int32Array, emptyAxis: number): SparseToolVector {
-  if (tokens.length === 0) return { axes: Int32Array.of(emptyAxis), values: Float64Array.of(1) };
+  if (tokens.length === 0) return { axes: Int32Array.of(emptyAxis), values: Float64Array.of(1), counts: Int32Array.of(0), length: 0 };
   const counts = new Map<number, number>();
   for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
   const axes = Int32Array.from([...counts.keys()].sort((a, b) => a - b));
-  return { axes, values: Float64Array.from(axes, (axis) => Math.sqrt(counts.get(axis)! / tokens.length)) };
+  return {
+    axes,
+    values: Float64Array.from(axes, (axis) => Math.sqrt(counts.get(axis)! / tokens.length)),
+    counts: Int32Array.from(axes, (axis) => counts.get(axis)!),
+    length: tokens.length,
+  };
+}
+
+/**
+ * An upper bound of the similarity of two traces from their bags of tools alone: a common
+ * subsequence matches each tool at most min(count_a, count_b) times, so
+ * t = 2·LCS / (|a| + |b|) ≤ 2·Σ min(count_a, count_b) / (|a| + |b|) — tighter than the tool vectors'
+ * inner product (√(count_a·count_b) ≥ min, and the arithmetic mean of the lengths ≥ their geometric
+ * mean), and with the same integer arithmetic as t, so t never exceeds it by a rounding.
+ */
+export function toolSimilarityBound(a: SparseToolVector, b: SparseToolVector): number {
+  const total = a.length + b.length;
+  if (total === 0) return 1;
+  let common = 0;
+  let i = 0;
+  let j = 0;
+  while (i < a.axes.length && j < b.axes.length) {
+    const axisA = a.axes[i]!;
+    const axisB = b.axes[j]!;
+    if (axisA === axisB) common += Math.min(a.counts[i++]!, b.counts[j++]!);
+    else if (axisA < axisB) i++;
+    else j++;
+  }
+  return (2 * common) / total;
 }
 
 /** Up to this many distinct traces the pairwise similarities are tabulated (4,096² doubles = 128 MiB). */
@@ -87,6 +123,8 @@ export class ProcedureTable {
   private readonly table: Float64Array | undefined;
   /** Past `tabulatedTraceLimit`, the pairs computed so far (a pass asks for the same pairs again). */
   private readonly computed = new Map<number, number>();
+  private lastKey = -1;
+  private lastValue = 0;
   private readonly toolVectors: SparseToolVector[];
 
   constructor(traces: readonly ProcedureTrace[]) {
@@ -134,8 +172,12 @@ export class ProcedureTable {
     if (this.table) return this.table[traceA * this.distinctCount + traceB]!;
     if (traceA === traceB) return 1;
     const key = Math.min(traceA, traceB) * this.distinctCount + Math.max(traceA, traceB);
+    // Candidates arrive run by run against blocks of runs sorted by procedure: mostly the last pair again.
+    if (key === this.lastKey) return this.lastValue;
     let value = this.computed.get(key);
     if (value === undefined) this.computed.set(key, (value = this.computeSimilarity(Math.min(traceA, traceB), Math.max(traceA, traceB))));
+    this.lastKey = key;
+    this.lastValue = value;
     return value;
   }
 

@@ -3,6 +3,7 @@ import {
   longestCommonSubsequence,
   ProcedureTable,
   toolSequenceSimilarity,
+  toolSimilarityBound,
   traceOfRun,
 } from '../../src/clustering/tool-sequence-similarity.ts';
 
@@ -95,6 +96,37 @@ describe('tool-sequence similarity', () => {
       }),
       { numRuns: 500, seed: 20261201 },
     );
+  });
+
+  it('bounds every similarity from above by the bags of tools, never looser than the tool vectors (property)', async () => {
+    const { default: fc } = await import('fast-check');
+    // Few tools and repeats: many common tools out of order, where the bag bound is loosest.
+    const trace = fc.array(fc.constantFrom('a', 'b', 'c', 'd'), { maxLength: 9 });
+    fc.assert(
+      fc.property(trace, trace, (a, b) => {
+        const table = new ProcedureTable([{ tools: a }, { tools: b }]);
+        const [u, v] = [0, 1].map((run) => table.toolVector(table.traceOfRun[run]!));
+        const bagBound = toolSimilarityBound(u!, v!);
+        // No tolerance: the bound and t share their integer arithmetic, so t ≤ bound holds exactly.
+        expect(bagBound).toBeGreaterThanOrEqual(table.similarity(0, 1));
+        expect(bagBound).toBe(toolSimilarityBound(v!, u!));
+        let product = 0;
+        u!.axes.forEach((axis, index) => {
+          const at = v!.axes.indexOf(axis);
+          if (at !== -1) product += u!.values[index]! * v!.values[at]!;
+        });
+        expect(bagBound).toBeLessThanOrEqual(product + 1e-12);
+      }),
+      { numRuns: 1000, seed: 20261201 },
+    );
+    const table = new ProcedureTable([{ tools: [] }, { tools: [] }, { tools: ['a'] }]);
+    const [empty, one] = [0, 2].map((run) => table.toolVector(table.traceOfRun[run]!));
+    expect(toolSimilarityBound(empty!, empty!)).toBe(1);
+    expect(toolSimilarityBound(empty!, one!)).toBe(0);
+    // The loose case the √ bound lets through: a one-call prefix against a five-call procedure.
+    const long = new ProcedureTable([{ tools: ['x'] }, { tools: ['x', 'b', 'c', 'd', 'e'] }]);
+    const [prefix, full] = [0, 1].map((run) => long.toolVector(long.traceOfRun[run]!));
+    expect(toolSimilarityBound(prefix!, full!)).toBe(2 / 6);
   });
 
   it('computes a pair past the tabulated limit once and gives the tabulated value', () => {

@@ -9,15 +9,21 @@ function gaussian(random: SeededRandom): number {
   return Math.sqrt(-2 * Math.log(1 - random.next())) * Math.cos(2 * Math.PI * random.next());
 }
 
+// Plain loops rather than `from` with a callback: the 100k-run clustering bench draws 38 M
+// coordinates, and the same arithmetic in the same order gives the same vectors.
 function normalise(values: Float64Array): Float32Array {
   let sum = 0;
-  for (const value of values) sum += value * value;
+  for (let k = 0; k < values.length; k++) sum += values[k]! * values[k]!;
   const norm = Math.sqrt(sum) || 1;
-  return Float32Array.from(values, (value) => value / norm);
+  const unit = new Float32Array(values.length);
+  for (let k = 0; k < values.length; k++) unit[k] = values[k]! / norm;
+  return unit;
 }
 
 function randomDirection(random: SeededRandom, dimension: number): Float64Array {
-  return Float64Array.from({ length: dimension }, () => gaussian(random));
+  const direction = new Float64Array(dimension);
+  for (let k = 0; k < dimension; k++) direction[k] = gaussian(random);
+  return direction;
 }
 
 /**
@@ -27,9 +33,12 @@ function randomDirection(random: SeededRandom, dimension: number): Float64Array 
  */
 export function noisyNeighbour(random: SeededRandom, source: Float32Array, cosine: number): Float32Array {
   const noise = randomDirection(random, source.length);
-  const noiseNorm = Math.sqrt(noise.reduce((sum, value) => sum + value * value, 0));
-  const scale = Math.sqrt(1 / (cosine * cosine) - 1) / noiseNorm;
-  return normalise(Float64Array.from(source, (value, k) => value + noise[k]! * scale));
+  let noiseSquared = 0;
+  for (let k = 0; k < noise.length; k++) noiseSquared += noise[k]! * noise[k]!;
+  const scale = Math.sqrt(1 / (cosine * cosine) - 1) / Math.sqrt(noiseSquared);
+  const turned = new Float64Array(source.length);
+  for (let k = 0; k < source.length; k++) turned[k] = source[k]! + noise[k]! * scale;
+  return normalise(turned);
 }
 
 /** Uniform random unit vectors (low dimensions give dense, tangled τ-graphs). */
