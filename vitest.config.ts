@@ -10,6 +10,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const SLOWEST_FILES = [
   'test/e2e/durability.test.ts',
   'test/e2e/synthesis-cli.test.ts',
+  'test/e2e/demo-cli.test.ts',
   'test/store/sessions.test.ts',
   'test/workflows/synthesis-pass.test.ts',
   'test/store/skills-cli.test.ts',
