@@ -10,6 +10,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const SLOWEST_FILES = [
   'test/e2e/durability.test.ts',
   'test/e2e/synthesis-cli.test.ts',
+  'test/e2e/demo-cli.test.ts',
   'test/store/sessions.test.ts',
   'test/workflows/synthesis-pass.test.ts',
   'test/store/skills-cli.test.ts',
@@ -40,7 +41,11 @@ export default defineConfig({
     pool: 'forks',
     // Two cores, but files wait on Temporal timers and child processes much of the time: three at
     // once measured 415 s against 452 s for two (2026-12-01), the slowest test still far from its timeout.
-    poolOptions: { forks: { maxForks: 3, minForks: 1 } },
+    // Files share their fork's process (isolate: false): a fresh process per file paid Node's
+    // start, every dependency's import (Temporal, onnxruntime, PGlite), the test model and the JIT
+    // again, ~half the CPU of a short file. Each file still opens its own database, worker and
+    // task queues; the process's one Temporal SDK runtime goes through workers/worker.ts.
+    poolOptions: { forks: { maxForks: 3, minForks: 1, isolate: false } },
     sequence: { sequencer: SlowestFirst },
     testTimeout: 60_000,
     hookTimeout: 120_000,

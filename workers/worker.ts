@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import type { ActivityDependencies } from '../activities/dependencies.ts';
+import type { Logger } from '../src/logger.ts';
 import { sdkLogger } from './sdk-logger.ts';
 
 // The SDK bundles the workflows from this path: index.ts next to the sources, index.js in the build (dist/).
@@ -28,22 +29,28 @@ export interface WorkerOptions {
 
 let runtimeInstalled = false;
 
+/**
+ * The process's one Temporal SDK runtime, installed by the first caller (later calls change
+ * nothing): the SDK's own logs (bundler output, state changes) only at warn and above, through
+ * `logger`. Core's native logs are forwarded to it (stderr): printed directly they go to stdout
+ * and break the --json output of commands that run a worker in-process (demo, eval). Exported for
+ * the tests' in-process workers, which share processes (vitest runs several files in one).
+ */
+export function installWorkerRuntime(logger: Logger, metricsBindAddress?: string): void {
+  if (runtimeInstalled) return;
+  Runtime.install({
+    logger: sdkLogger(logger),
+    telemetryOptions: {
+      logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
+      ...(metricsBindAddress ? { metrics: { prometheus: { bindAddress: metricsBindAddress } } } : {}),
+    },
+  });
+  runtimeInstalled = true;
+}
+
 /** A worker over the given dependencies; the caller runs it and closes the connection. */
 export async function createWorker(options: WorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
-  if (!runtimeInstalled) {
-    // The SDK's own logs (bundler output, state changes) only at warn and above, through the
-    // first worker's logger (one runtime per process). Core's native logs are forwarded to it
-    // (stderr): printed directly they go to stdout and break the --json output of commands that
-    // run a worker in-process (demo, eval).
-    Runtime.install({
-      logger: sdkLogger(options.dependencies.logger),
-      telemetryOptions: {
-        logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} },
-        ...(options.metricsBindAddress ? { metrics: { prometheus: { bindAddress: options.metricsBindAddress } } } : {}),
-      },
-    });
-    runtimeInstalled = true;
-  }
+  installWorkerRuntime(options.dependencies.logger, options.metricsBindAddress);
   const connection = await NativeConnection.connect({ address: options.address });
   const worker = await Worker.create({
     connection,

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Activities } from '../../activities/index.ts';
 import type { RecordRunsInput, RecordRunsResult } from '../../activities/intake.ts';
@@ -12,7 +12,9 @@ import {
   reviewBatchWorkflowId,
   type RunIntakeInput,
 } from '../../src/client/intake-contract.ts';
+import { createLogger } from '../../src/logger.ts';
 import type { ReviewOutcome } from '../../src/review/reviewer.ts';
+import { installWorkerRuntime } from '../../workers/worker.ts';
 
 /**
  * The intake's and the review's timings — the idle exit, continue-as-new and the review
@@ -101,7 +103,8 @@ describe('run intake and review timings (stub activities, real dev server)', () 
   let sequence = 0;
 
   beforeAll(async () => {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    // The process's runtime, as every in-process worker installs it (a file shares its process with others).
+    installWorkerRuntime(createLogger('warn'));
     connection = await Connection.connect({ address: inject('temporalAddress') });
     client = new Client({ connection });
     workerConnection = await NativeConnection.connect({ address: inject('temporalAddress') });

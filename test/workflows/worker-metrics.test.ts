@@ -2,8 +2,8 @@ import { Client, Connection } from '@temporalio/client';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
-import { createWorkerRuntime, workerMetricsAddress } from '../../workers/runtime.ts';
+import { workerMetricsAddress } from '../../workers/runtime.ts';
+import { killProcess, startWorkerProcess } from '../support/pass-faults.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { parseExposition, sampleValue } from '../support/prometheus-text.ts';
 
@@ -19,7 +19,8 @@ async function freePort(): Promise<number> {
 /**
  * The worker's Temporal SDK metrics: SKILLSMITH_WORKER_METRICS_PORT makes the worker process serve
  * the SDK's Prometheus endpoint (`temporal_*`), which the compose stack's Prometheus scrapes.
- * This file installs the process's one SDK runtime, so it runs alone in its process (vitest forks).
+ * The endpoint belongs to the process's one SDK runtime, so the worker here is a real `skillsmith
+ * worker` process of its own (the compiled dist/): test files share their processes.
  */
 describe('worker metrics: the Temporal SDK Prometheus endpoint', () => {
   let database: TestDatabase;
@@ -47,8 +48,13 @@ describe('worker metrics: the Temporal SDK Prometheus endpoint', () => {
     const port = await freePort();
     const taskQueue = `worker-metrics-${Date.now()}`;
     const config = loadConfig({ SKILLSMITH_WORKER_METRICS_PORT: String(port), TEMPORAL_TASK_QUEUE: taskQueue });
-    const runtime = createWorkerRuntime(config, createLogger('silent'));
-    const worker = await runtime.startWorker({ temporalAddress: inject('temporalAddress'), databaseUrl: database.url });
+    expect(workerMetricsAddress(config)).toBe(`127.0.0.1:${port}`);
+    const worker = startWorkerProcess({
+      DATABASE_URL: database.url,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      SKILLSMITH_WORKER_METRICS_PORT: String(port),
+    });
     try {
       await new Client({ connection }).workflow.execute('stackCheck', { taskQueue, workflowId: `stack-check/${taskQueue}` });
       const response = await fetch(`http://127.0.0.1:${port}/metrics`);
@@ -66,7 +72,7 @@ describe('worker metrics: the Temporal SDK Prometheus endpoint', () => {
         ),
       ).toBe(true);
     } finally {
-      await worker.shutdown();
+      await killProcess(worker);
     }
   });
 });
