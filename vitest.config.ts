@@ -41,11 +41,7 @@ export default defineConfig({
     pool: 'forks',
     // Two cores, but files wait on Temporal timers and child processes much of the time: three at
     // once measured 415 s against 452 s for two (2026-12-01), the slowest test still far from its timeout.
-    // Files share their fork's process (isolate: false): a fresh process per file paid Node's
-    // start, every dependency's import (Temporal, onnxruntime, PGlite), the test model and the JIT
-    // again, ~half the CPU of a short file. Each file still opens its own database, worker and
-    // task queues; the process's one Temporal SDK runtime goes through workers/worker.ts.
-    poolOptions: { forks: { maxForks: 3, minForks: 1, isolate: false } },
+    poolOptions: { forks: { maxForks: 3, minForks: 1 } },
     sequence: { sequencer: SlowestFirst },
     testTimeout: 60_000,
     hookTimeout: 120_000,
