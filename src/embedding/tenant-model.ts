@@ -62,11 +62,11 @@ function decideTenantConfig(config: Config, tenantId: string, models: readonly s
 /**
  * A read found the tenant's embedding models changed since its configuration was resolved (a
  * reembed or a first embedding, in this process or another): whatever was decided from them
- * (the model, its recall threshold) must be resolved again. Retryable: resolving again is the fix.
+ * (the model, its recall threshold) must be resolved again. Retryable: resolving again is the fix,
+ * which recall does at once (services.ts), so no request is ever answered with it.
  */
 export class TenantModelsChanged extends SkillsmithError {
   static override readonly code = 'TenantModelsChanged';
-  static override readonly httpStatus = 503;
   constructor(
     readonly tenantId: string,
     readonly expected: readonly string[],
