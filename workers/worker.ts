@@ -33,8 +33,8 @@ let runtimeInstalled = false;
  * The process's one Temporal SDK runtime, installed by the first caller (later calls change
  * nothing): the SDK's own logs (bundler output, state changes) only at warn and above, through
  * `logger`. Core's native logs are forwarded to it (stderr): printed directly they go to stdout
- * and break the --json output of commands that run a worker in-process (demo, eval). Exported for
- * the tests' in-process workers, which share processes (vitest runs several files in one).
+ * and break the --json output of commands that run a worker in-process (demo, eval). Exported so
+ * that a test's hand-built worker installs the same runtime, once, rather than its own.
  */
 export function installWorkerRuntime(logger: Logger, metricsBindAddress?: string): void {
   if (runtimeInstalled) return;

@@ -103,7 +103,7 @@ describe('run intake and review timings (stub activities, real dev server)', () 
   let sequence = 0;
 
   beforeAll(async () => {
-    // The process's runtime, as every in-process worker installs it (a file shares its process with others).
+    // The process's runtime, as every in-process worker installs it (the SDK allows one per process).
     installWorkerRuntime(createLogger('warn'));
     connection = await Connection.connect({ address: inject('temporalAddress') });
     client = new Client({ connection });

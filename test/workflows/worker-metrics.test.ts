@@ -20,7 +20,8 @@ async function freePort(): Promise<number> {
  * The worker's Temporal SDK metrics: SKILLSMITH_WORKER_METRICS_PORT makes the worker process serve
  * the SDK's Prometheus endpoint (`temporal_*`), which the compose stack's Prometheus scrapes.
  * The endpoint belongs to the process's one SDK runtime, so the worker here is a real `skillsmith
- * worker` process of its own (the compiled dist/): test files share their processes.
+ * worker` process of its own (the compiled dist/), as the SKILLSMITH_WORKER_METRICS_PORT setting
+ * is read in production, whatever runtime the test's own process installed first.
  */
 describe('worker metrics: the Temporal SDK Prometheus endpoint', () => {
   let database: TestDatabase;
