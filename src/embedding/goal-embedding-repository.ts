@@ -57,10 +57,16 @@ export async function listEmbeddingModels(db: Queryable, tenantId: string): Prom
   return rows.map(mapRow);
 }
 
-/** The tenant's embedding models, the most recently recorded first (none: nothing embedded yet). */
+/**
+ * The order of a tenant's embedding models, the most recently recorded first. Recall's statement
+ * reads the same list in the same order and compares it element by element, so both use this.
+ */
+export const TENANT_MODELS_ORDER = 'created_at DESC, model_id';
+
+/** The tenant's embedding models in {@link TENANT_MODELS_ORDER} (none: nothing embedded yet). */
 export async function tenantEmbeddingModels(db: Queryable, tenantId: string): Promise<EmbeddingModelRecord[]> {
   const { rows } = await db.query<{ model_id: string; dimension: number }>(
-    'SELECT model_id, dimension FROM embedding_models WHERE tenant_id = $1 ORDER BY created_at DESC, model_id',
+    `SELECT model_id, dimension FROM embedding_models WHERE tenant_id = $1 ORDER BY ${TENANT_MODELS_ORDER}`,
     [tenantId],
   );
   return rows.map(mapRow);

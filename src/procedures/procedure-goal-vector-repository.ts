@@ -1,5 +1,5 @@
 import pgvector from 'pgvector';
-import { tenantEmbeddingModels } from '../embedding/goal-embedding-repository.ts';
+import { TENANT_MODELS_ORDER, tenantEmbeddingModels } from '../embedding/goal-embedding-repository.ts';
 import { TenantModelsChanged } from '../embedding/tenant-model.ts';
 import { isEmbeddedDatabase, type Queryable } from '../store/database.ts';
 import { ACCEPTANCE_CAP, ACCEPTANCE_SAMPLE, loosestNearest } from './recall-acceptance.ts';
@@ -243,7 +243,7 @@ export async function searchRecallVectors(
      SELECT k.id, k.name, k.when_to_use, k.tools_required, k.revision, k.similarity, k.fused,
             left(r.body, $7) AS body, char_length(r.body) > $7 AS truncated,
             -- The tenant's models as this snapshot has them, in tenantEmbeddingModels' order (an InitPlan: read once).
-            (SELECT coalesce(array_agg(model_id ORDER BY created_at DESC, model_id), '{}')
+            (SELECT coalesce(array_agg(model_id ORDER BY ${TENANT_MODELS_ORDER}), '{}')
                FROM embedding_models WHERE tenant_id = $1) AS tenant_models
        FROM ranked k
        -- The exact revision the procedure records, archived or not.
