@@ -137,9 +137,15 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
         const updates = await failFast(async () => {
           // The tenant's model and its recall threshold and τ (src/embedding/tenant-model.ts).
           const tenant = await dependencies.tenantConfig(tenantId);
+          // In the background: the API answering POST /v1/runs in this process waits for one short
+          // single-threaded batch at most, not for the review's whole embedding (bench/README.md "Run intake").
           const recallMany = async (id: string, goals: string[]) =>
             recallSkills(
-              { pool, embedder: withGoalTextCache(pool, await dependencies.embedder(id), id), threshold: tenant.recall.threshold },
+              {
+                pool,
+                embedder: withGoalTextCache(pool, await dependencies.embedder(id, { background: true }), id),
+                threshold: tenant.recall.threshold,
+              },
               id,
               goals,
             );

@@ -3,7 +3,7 @@ import { createApprovals, type Approvals } from '../authoring/approvals.ts';
 import { createSkillManage, type SkillManage } from '../authoring/skill-manage.ts';
 import type { Config } from '../config.ts';
 import { createConfiguredRolloutGate, type RolloutGate } from '../rollout/rollout-gate.ts';
-import { createEmbedder, type Embedder } from '../embedding/embedder.ts';
+import { createEmbedder, type Embedder, type EmbedderChoice } from '../embedding/embedder.ts';
 import { createTenantConfigCache } from '../embedding/tenant-config-cache.ts';
 import { configForTenant, TenantModelsChanged } from '../embedding/tenant-model.ts';
 import type { ChatClient } from '../llm/chat-client.ts';
@@ -36,8 +36,11 @@ export interface Services {
   approvals: Approvals;
   /** The configuration of a tenant's work: its embedding model and that model's τ, cut and recall threshold (src/embedding/tenant-model.ts). */
   tenantConfig(tenantId: string): Promise<Config>;
-  /** The tenant's model, loaded on first use, once per process and model; a missing model fails only what needs it. */
-  embedder(tenantId: string): Promise<Embedder>;
+  /**
+   * The tenant's model, loaded on first use, once per process and model; a missing model fails only
+   * what needs it. `background`: work nobody waits for, kept from holding the event loop (embedder.ts).
+   */
+  embedder(tenantId: string, choice?: EmbedderChoice): Promise<Embedder>;
   /** recall_skill over the tenant's embedder and recall threshold; each recall is recorded as use. */
   recall: RecallFunction;
   /** last_used_at of recalled procedures, written in batches off the request path; flush before a process ends. */
@@ -67,7 +70,7 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
   const skills = createSkillRepository({ pool, defaultLicense: config.skillLicense });
   const tenantConfig = (tenantId: string) => configForTenant(pool, config, tenantId);
   // createEmbedder loads once per process and model, and does not remember a failed load.
-  const embedder = async (tenantId: string) => createEmbedder((await tenantConfig(tenantId)).embedding);
+  const embedder = async (tenantId: string, choice?: EmbedderChoice) => createEmbedder((await tenantConfig(tenantId)).embedding, choice);
   // Recall's configuration is kept between requests and checked by recall's own statement (a read less per recall).
   const recallConfigs = createTenantConfigCache(pool, config);
   const recallUsage = createRecallUsage(pool, { onError: (error) => options.logger.warn({ err: error }, 'recording recall use failed') });

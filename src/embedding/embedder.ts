@@ -118,6 +118,30 @@ async function loadModel(settings: EmbeddingSettings): Promise<LoadedModel> {
   return { extractor, queryExtractor, dimension };
 }
 
+/** Goals per onnxruntime call of a background embedder: ~50 ms of one core each on 2 shared cores. */
+export const BACKGROUND_BATCH_SIZE = 8;
+
+export interface EmbedderChoice {
+  /**
+   * Work nobody waits for (a review batch's goals) in a process that also answers requests:
+   * every batch through the single-threaded session, at most BACKGROUND_BATCH_SIZE texts a call,
+   * one background batch of the process at a time.
+   * onnxruntime-node runs a session synchronously on the event loop, so a 32-goal batch on the
+   * default session held `POST /v1/runs` for a few hundred ms and took both cores; one thread also
+   * costs ~20 % less CPU per goal than two (bench/README.md "Run intake"). Same model, same vectors.
+   */
+  background?: boolean;
+}
+
+// Background batches of the process take turns: one at a time, so between two of them the event
+// loop answers what came in, however many reviews embed at once.
+let backgroundTail: Promise<unknown> = Promise.resolve();
+function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  const result = backgroundTail.then(work);
+  backgroundTail = result.catch(() => undefined);
+  return result;
+}
+
 /**
  * The sentence embedder: a transformers.js feature-extraction pipeline over the configured
  * model, mean (or CLS) pooling and L2 normalisation, task prefixes from config, batched.
@@ -125,7 +149,7 @@ async function loadModel(settings: EmbeddingSettings): Promise<LoadedModel> {
  * model in its place — and with `EmbeddingDimensionMismatch` when `dimension` is configured and
  * the model disagrees.
  */
-export async function createEmbedder(settings: EmbeddingSettings): Promise<Embedder> {
+export async function createEmbedder(settings: EmbeddingSettings, choice: EmbedderChoice = {}): Promise<Embedder> {
   const key = JSON.stringify([resolve(settings.modelDir), settings.model, settings.pooling, settings.allowRemoteModels]);
   let loading = loadedModels.get(key);
   if (!loading) {
@@ -138,7 +162,7 @@ export async function createEmbedder(settings: EmbeddingSettings): Promise<Embed
   if (settings.dimension !== undefined && settings.dimension !== dimension) {
     throw new EmbeddingDimensionMismatch(settings.model, settings.dimension, dimension, 'SKILLSMITH_EMBEDDING_DIMENSION');
   }
-  const batchSize = settings.batchSize;
+  const batchSize = choice.background ? Math.min(settings.batchSize, BACKGROUND_BATCH_SIZE) : settings.batchSize;
   return {
     modelId: settings.model,
     dimension,
@@ -147,8 +171,9 @@ export async function createEmbedder(settings: EmbeddingSettings): Promise<Embed
       const vectors: Float32Array[] = [];
       for (let start = 0; start < texts.length; start += batchSize) {
         const batch = texts.slice(start, start + batchSize).map((text) => prefix + text);
-        const run = texts.length === 1 ? await queryExtractor() : extractor;
-        const output = await run(batch, { pooling: settings.pooling, normalize: true });
+        const run = texts.length === 1 || choice.background ? await queryExtractor() : extractor;
+        const infer = () => run(batch, { pooling: settings.pooling, normalize: true });
+        const output = await (choice.background ? inTurn(infer) : infer());
         for (let row = 0; row < batch.length; row++) {
           vectors.push(output.data.slice(row * dimension, (row + 1) * dimension));
         }

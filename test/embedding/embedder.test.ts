@@ -2,7 +2,7 @@ import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmbedder, taskPrefix, type Embedder } from '../../src/embedding/embedder.ts';
+import { BACKGROUND_BATCH_SIZE, createEmbedder, taskPrefix, type Embedder } from '../../src/embedding/embedder.ts';
 import { EmbeddingDimensionMismatch, EmbeddingModelUnavailable } from '../../src/embedding/embedding-errors.ts';
 import { testEmbeddingModel } from '../../src/embedding/model-pull.ts';
 import { dot } from '../../src/clustering/cosine.ts';
@@ -70,6 +70,45 @@ describe('embedder on the registry-shipped test model', () => {
     const [inBatch, again] = await embedder.embed([text, text], 'goal');
     expect(dot(alone!, inBatch!)).toBeGreaterThan(1 - 1e-6);
     expect(Array.from(again!)).toEqual(Array.from(inBatch!));
+  });
+
+  it('embeds in the background (a review batch) through the single-threaded session, a few texts a call, with the same vectors', async () => {
+    const background = await createEmbedder(testModelSettings(), { background: true });
+    const texts = Array.from({ length: BACKGROUND_BATCH_SIZE + 2 }, (_, index) => `restart worker ${index + 1} of the billing queue`);
+    const progress: [number, number][] = [];
+    const vectors = await background.embed(texts, 'goal', { onProgress: (done, total) => progress.push([done, total]) });
+    // The configured 32 a call would hold the event loop for the whole batch: the background embedder cuts it.
+    expect(progress).toEqual([
+      [BACKGROUND_BATCH_SIZE, texts.length],
+      [texts.length, texts.length],
+    ]);
+    const foreground = await embedder.embed(texts, 'goal');
+    vectors.forEach((vector, index) => expect(dot(vector, foreground[index]!)).toBeGreaterThan(1 - 1e-6));
+  });
+
+  it('runs one background batch of the process per event-loop turn, however many embed at once', async () => {
+    const background = await createEmbedder(testModelSettings(), { background: true });
+    // A counter of event-loop turns: what a request waiting for the loop would get between two batches.
+    let turn = 0;
+    let counting = true;
+    const count = () => {
+      turn += 1;
+      if (counting) setImmediate(count);
+    };
+    setImmediate(count);
+    const turnsOfBatches: number[] = [];
+    const texts = (name: string) => Array.from({ length: BACKGROUND_BATCH_SIZE * 2 }, (_, index) => `${name} step ${index + 1}`);
+    try {
+      await Promise.all(
+        ['rotate the keys', 'drain the queue', 'page on-call'].map((name) =>
+          background.embed(texts(name), 'goal', { onProgress: () => turnsOfBatches.push(turn) }),
+        ),
+      );
+    } finally {
+      counting = false;
+    }
+    expect(turnsOfBatches).toHaveLength(6);
+    expect(new Set(turnsOfBatches).size).toBe(turnsOfBatches.length);
   });
 
   it('applies the nomic task prefixes when configured and none otherwise', async () => {
