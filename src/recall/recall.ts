@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { storableString } from '../storable-text.ts';
 import type { Embedder } from '../embedding/embedder.ts';
 import { searchRecallVectors } from '../procedures/procedure-goal-vector-repository.ts';
+import { isEmbeddedDatabase, withTransaction, type Queryable } from '../store/database.ts';
 import { DEFAULT_ACCEPTANCE_SLACK } from '../procedures/recall-acceptance.ts';
 import type { RecallUsage } from './recall-usage.ts';
 
@@ -64,12 +65,13 @@ export async function recallSkill(
   const { goal, topK } = recallRequestSchema.parse(request);
   // A goal, compared mostly with goals: embedded for the same task as the goals it is matched against.
   const [embedding] = await dependencies.embedder.embed([goal], 'goal');
-  return search(dependencies, tenantId, goal, embedding!, topK);
+  return search(dependencies, dependencies.pool, tenantId, goal, embedding!, topK);
 }
 
 /**
  * recall_skill for several goals at once (a review batch's): the goals are embedded together, in
- * the embedder's batches — far cheaper per goal than one at a time — then each is searched alone.
+ * the embedder's batches — far cheaper per goal than one at a time — then each is searched alone,
+ * all on one connection with generic plans (withGenericPlans).
  * Results in the order of the goals.
  */
 export async function recallSkills(
@@ -84,22 +86,44 @@ export async function recallSkills(
     requests.map((request) => request.goal),
     'goal',
   );
-  const results: RecalledSkill[][] = [];
-  for (const [index, request] of requests.entries()) {
-    results.push(await search(dependencies, tenantId, request.goal, embeddings[index]!, request.topK));
-  }
-  return results;
+  const searchAll = async (db: Queryable) => {
+    const results: RecalledSkill[][] = [];
+    for (const [index, request] of requests.entries()) {
+      results.push(await search(dependencies, db, tenantId, request.goal, embeddings[index]!, request.topK));
+    }
+    return results;
+  };
+  // The embedded database plans every statement anyway (none is named there, see searchRecallVectors).
+  if (requests.length === 1 || isEmbeddedDatabase(dependencies.pool)) return searchAll(dependencies.pool);
+  return withGenericPlans(dependencies.pool, searchAll);
+}
+
+/**
+ * Runs `fn` on one connection whose named statements run their generic plan. With PostgreSQL's
+ * own choice (plan_cache_mode = auto) recall's statement was planned again for every goal of a
+ * batch — a plan made for the goal's own vector always looks a little cheaper, though the vector's
+ * value decides no plan choice — and that planning was ~1.4 ms of the ~2 ms of PostgreSQL CPU a
+ * search cost (native, bench/README.md "Run intake"). The generic plan takes the tenant's share of
+ * the vectors from the table's statistics. SET LOCAL: the setting ends with the transaction and
+ * never reaches the pool's other users. (Only here: recall_skill's own latency is issue #15 item 3's.)
+ */
+function withGenericPlans<T>(pool: pg.Pool, fn: (db: Queryable) => Promise<T>): Promise<T> {
+  return withTransaction(pool, async (client) => {
+    await client.query('SET LOCAL plan_cache_mode = force_generic_plan');
+    return fn(client);
+  });
 }
 
 async function search(
-  { pool, embedder, threshold, acceptanceSlack = DEFAULT_ACCEPTANCE_SLACK, usage, tenantModels }: RecallDependencies,
+  { embedder, threshold, acceptanceSlack = DEFAULT_ACCEPTANCE_SLACK, usage, tenantModels }: RecallDependencies,
+  db: Queryable,
   tenantId: string,
   goal: string,
   embedding: Float32Array,
   topK: number,
 ): Promise<RecalledSkill[]> {
   const matches = await searchRecallVectors(
-    pool,
+    db,
     tenantId,
     { embedding, modelId: embedder.modelId, text: goal },
     {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { negativeHeldout } from '../../bench/corpora/negative-goals.ts';
 import { createServices } from '../../src/app/services.ts';
@@ -19,14 +19,14 @@ import {
   markSuperseded,
   setProcedureEnabled,
 } from '../../src/procedures/procedure-repository.ts';
-import { recallSkill, TRUNCATION_MARKER, type RecallDependencies } from '../../src/recall/recall.ts';
+import { recallSkill, recallSkills, TRUNCATION_MARKER, type RecallDependencies } from '../../src/recall/recall.ts';
 import { ACCEPTANCE_CAP, DEFAULT_ACCEPTANCE_SLACK, loosestNearest } from '../../src/procedures/recall-acceptance.ts';
 import { defaultRecallThreshold } from '../../src/recall/recall-threshold.ts';
 import { createRecallUsage } from '../../src/recall/recall-usage.ts';
 import { runReportSchema } from '../../src/runs/run-report.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
 import { serializeSkillDocument } from '../../src/skills/skill-format.ts';
-import { withTransaction } from '../../src/store/database.ts';
+import { isEmbeddedDatabase, withTransaction } from '../../src/store/database.ts';
 import { createSkillRepository } from '../../src/store/skill-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { requireTestModel, testModelSettings } from '../support/test-model.ts';
@@ -228,6 +228,36 @@ describe('recall_skill: a procedure found by what it is for', () => {
       expect(matches[0]!.score).toBeGreaterThanOrEqual(threshold);
       expect(matches.length).toBeLessThanOrEqual(2);
       expect(Object.keys(matches[0]!).sort()).toEqual(['body', 'name', 'revision', 'score', 'toolsRequired', 'whenToUse']);
+    }
+  });
+
+  it("recalls a batch's goals (a review's) as it recalls each alone, on one connection whose generic plans end with the batch", async () => {
+    const goals = corpus.map((procedure) => procedure.fresh);
+    const connect = vi.spyOn(database.pool, 'connect');
+    let together: Awaited<ReturnType<typeof recallSkills>>;
+    let connections: number;
+    try {
+      together = await recallSkills(deps, tenantId, goals);
+    } finally {
+      connections = connect.mock.calls.length;
+      connect.mockRestore();
+    }
+    const alone: Array<Awaited<ReturnType<typeof recallSkill>>> = [];
+    for (const goal of goals) alone.push(await recallSkill(deps, tenantId, { goal }));
+    expect(together.map((matches) => matches.map(({ name, revision }) => ({ name, revision })))).toEqual(
+      alone.map((matches) => matches.map(({ name, revision }) => ({ name, revision }))),
+    );
+    together.forEach((matches, index) => matches.forEach((match, rank) => expect(match.score).toBeCloseTo(alone[index]![rank]!.score, 5)));
+    // On a native server (SKILLSMITH_TEST_DATABASE_URL) the searches share one connection, whose
+    // plan_cache_mode is PostgreSQL's default again once the batch is done (the embedded one plans every statement).
+    if (!isEmbeddedDatabase(database.pool)) {
+      expect(connections).toBe(1);
+      const client = await database.pool.connect();
+      try {
+        expect((await client.query<{ plan_cache_mode: string }>('SHOW plan_cache_mode')).rows[0]!.plan_cache_mode).toBe('auto');
+      } finally {
+        client.release();
+      }
     }
   });
 
