@@ -34,9 +34,9 @@ export interface ModelProfile {
   /**
    * Run one text per `session.run`. A dynamically quantized graph (`DynamicQuantizeLinear`) picks
    * one int8 scale per run for the whole activation tensor, batch and padding included, so a text's
-   * vector would depend on the texts beside it (cosine 0.979–0.999 between a goal embedded alone and
-   * in a batch of 32, bench/README.md "Latency"): a stored goal and the same goal asked as a query
-   * must get the same vector.
+   * vector would depend on the texts beside it (cosine 0.979 min, 0.991 median between a goal
+   * embedded alone and in a batch of 32, bench/README.md "Latency"): a stored goal and the same
+   * goal asked as a query must get the same vector.
    */
   oneTextPerRun?: boolean;
 }
