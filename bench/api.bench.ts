@@ -5,10 +5,14 @@
  *                                        [--database-url postgresql://…]   (native; default embedded PGlite)
  *                                        [--while-embedding]
  *                                        [--keep-database | --populated-database postgresql://…/skillsmith_test_…]
+ *                                        [--model ID] [--model-dir DIR]
  *
  * `--keep-database` leaves the native database it populated (and prints its URL) so that later
  * runs, of this or another commit, measure against the same rows with `--populated-database`
- * instead of populating again (minutes for 10k procedures on a loaded machine). The API is the real route (Fastify, token check, zod, the tenant's configuration and embedder
+ * instead of populating again (minutes for 10k procedures on a loaded machine). `--model` names the
+ * registry-shipped model the tenant is embedded with and recall embeds with (default the test
+ * model); a populated database keeps the model it was populated with, so a pair of models needs
+ * a database each. The API is the real route (Fastify, token check, zod, the tenant's configuration and embedder
  * as `createServices` resolves them, recall over the registry-shipped embedder) on 127.0.0.1. A
  * client process (this file with `--client`) runs a fixed number of workers, each sending one
  * request at a time (fetch, keep-alive) for a fixed duration: the server's figures do not include
@@ -37,7 +41,15 @@ import { createSeededRandom } from '../src/runs/seeded-random.ts';
 import { postgresBackendPids, processCpuMs } from './process-cpu.ts';
 import { createPool } from '../src/store/database.ts';
 import { createSkillRepository } from '../src/store/skill-repository.ts';
-import { BENCH_TENANT, loadEmbedder, openBenchDatabase, populate, summarize, type BenchDatabase } from './session-bench-setup.ts';
+import {
+  BENCH_TENANT,
+  benchModelDir,
+  loadEmbedder,
+  openBenchDatabase,
+  populate,
+  summarize,
+  type BenchDatabase,
+} from './session-bench-setup.ts';
 
 const { values } = parseArgs({
   options: {
@@ -51,6 +63,8 @@ const { values } = parseArgs({
     'keep-database': { type: 'boolean', default: false },
     'populated-database': { type: 'string' },
     path: { type: 'string' },
+    model: { type: 'string', default: testEmbeddingModel.modelId },
+    'model-dir': { type: 'string', default: benchModelDir },
   },
 });
 const concurrency = Number(values.concurrency);
@@ -215,7 +229,7 @@ async function runClient(baseUrl: string, path: 'healthz' | 'recall', start: () 
 
 /** The `--while-embedding` child: a pass's embedding (batches of 32 goals, default settings) until killed. */
 async function embeddingLoop(): Promise<void> {
-  const embedder = await loadEmbedder();
+  const embedder = await loadEmbedder(values.model, values['model-dir']);
   const goals = distinctGoals(verbs.length * objects.length * qualifiers.length);
   process.stdout.write('embedding\n');
   for (let round = 0; ; round++) {
@@ -256,7 +270,7 @@ async function main(): Promise<void> {
   const populatedUrl = values['populated-database'];
   const database = populatedUrl ? openPopulatedDatabase(populatedUrl) : await openBenchDatabase(values['database-url']);
   try {
-    const embedder = await loadEmbedder();
+    const embedder = await loadEmbedder(values.model, values['model-dir']);
     const model = { dimension: embedder.dimension, modelId: embedder.modelId };
     if (!populatedUrl) {
       process.stderr.write(`populating ${values.procedures} skills + procedures on ${database.kind} Postgres…\n`);
@@ -268,8 +282,8 @@ async function main(): Promise<void> {
     const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
     // Threshold 0, as in every earlier row of bench/README.md: the seeded random vectors fall below the calibrated one.
     const config = loadConfig({
-      SKILLSMITH_EMBEDDING_MODEL: testEmbeddingModel.modelId,
-      SKILLSMITH_MODEL_DIR: new URL('../.skillsmith/models', import.meta.url).pathname,
+      SKILLSMITH_EMBEDDING_MODEL: embedder.modelId,
+      SKILLSMITH_MODEL_DIR: values['model-dir'],
       SKILLSMITH_ALLOW_REMOTE_MODELS: 'false',
       SKILLSMITH_RECALL_THRESHOLD: '0',
     });
@@ -298,9 +312,22 @@ async function main(): Promise<void> {
       { host: '127.0.0.1', port: 0 },
     );
     const loader = values['while-embedding']
-      ? spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--embedding-loop'], {
-          stdio: ['ignore', 'pipe', 'inherit'],
-        })
+      ? spawn(
+          process.execPath,
+          [
+            '--import',
+            'tsx',
+            fileURLToPath(import.meta.url),
+            '--embedding-loop',
+            '--model',
+            values.model,
+            '--model-dir',
+            values['model-dir'],
+          ],
+          {
+            stdio: ['ignore', 'pipe', 'inherit'],
+          },
+        )
       : undefined;
     try {
       if (loader) await new Promise((resolve) => loader.stdout.once('data', resolve));
@@ -327,6 +354,7 @@ async function main(): Promise<void> {
             procedures: Number(values.procedures),
             concurrency,
             seconds,
+            model: embedder.modelId,
             whileEmbedding: values['while-embedding'],
             distinctGoalsAsked: recall.asked,
             loadAverage,

@@ -1,5 +1,5 @@
 import { createEmbedder, type Embedder } from '../src/embedding/embedder.ts';
-import { testEmbeddingModel } from '../src/embedding/model-pull.ts';
+import { packagedModels, testEmbeddingModel } from '../src/embedding/model-pull.ts';
 import { ensureRecallIndex } from '../src/procedures/procedure-goal-vector-repository.ts';
 import { insertProcedure } from '../src/procedures/procedure-repository.ts';
 import { createSeededRandom } from '../src/runs/seeded-random.ts';
@@ -51,13 +51,19 @@ function randomUnitVector(random: ReturnType<typeof createSeededRandom>, dimensi
   return values.map((value) => value / norm);
 }
 
-export async function loadEmbedder(): Promise<Embedder> {
+/** Where the benches find the registry-shipped models unless told (`--model-dir`). */
+export const benchModelDir = new URL('../.skillsmith/models', import.meta.url).pathname;
+
+/** The registry-shipped embedder (the test model unless another packaged model is named). */
+export async function loadEmbedder(modelId: string = testEmbeddingModel.modelId, modelDir: string = benchModelDir): Promise<Embedder> {
+  const model = packagedModels.get(modelId);
+  if (!model) throw new Error(`${modelId} is not a registry-shipped model (${[...packagedModels.keys()].join(', ')})`);
   return createEmbedder({
-    model: testEmbeddingModel.modelId,
-    modelDir: new URL('../.skillsmith/models', import.meta.url).pathname,
+    model: model.modelId,
+    modelDir,
     allowRemoteModels: false,
-    pooling: testEmbeddingModel.pooling,
-    prefixes: testEmbeddingModel.prefixes,
+    pooling: model.pooling,
+    prefixes: model.prefixes,
     dimension: undefined,
     batchSize: 32,
   });

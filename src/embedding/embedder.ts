@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { Config } from '../config.ts';
 import { EmbeddingDimensionMismatch, EmbeddingModelUnavailable } from './embedding-errors.ts';
+import { modelProfile } from './model-profiles.ts';
 
 /** What a text is embedded as; selects the model's task prefix. */
 export type EmbeddingKind = 'goal' | 'document' | 'query';
@@ -162,7 +163,12 @@ export async function createEmbedder(settings: EmbeddingSettings, choice: Embedd
   if (settings.dimension !== undefined && settings.dimension !== dimension) {
     throw new EmbeddingDimensionMismatch(settings.model, settings.dimension, dimension, 'SKILLSMITH_EMBEDDING_DIMENSION');
   }
-  const batchSize = choice.background ? Math.min(settings.batchSize, BACKGROUND_BATCH_SIZE) : settings.batchSize;
+  // A dynamically quantized model gives a text the same vector only when it runs alone (its profile says so).
+  const batchSize = modelProfile(settings.model)?.oneTextPerRun
+    ? 1
+    : choice.background
+      ? Math.min(settings.batchSize, BACKGROUND_BATCH_SIZE)
+      : settings.batchSize;
   return {
     modelId: settings.model,
     dimension,

