@@ -28,8 +28,11 @@ describe.concurrent('durability: a pass survives its workers being SIGKILLed', (
   const workers: ChildProcess[] = [];
   const taskQueue = `durability-${Date.now()}`;
   let env: Record<string, string>;
-  /** Enough goals that the embed step spans several pages (the kill lands between them) and ten clusters qualify. */
-  const RUNS = 1000;
+  /**
+   * Enough goals that the embed step spans several pages (three of 256: the kill lands between
+   * them) and more than the pass's ten clusters qualify (47 at 600, five added and five updated).
+   */
+  const RUNS = 600;
   let heartbeatTimeoutSeconds: number;
 
   const startWorker = (workerEnv: Record<string, string>) => {
