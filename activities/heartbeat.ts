@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 
-/** How often a long call reports that its worker is alive; well inside every heartbeat timeout. */
+/** How often a long call reports that its worker is alive: at most this long, and a third of the activity's heartbeat timeout. */
 export const HEARTBEAT_INTERVAL_MS = 5_000;
 
 /**
@@ -11,7 +11,11 @@ export const HEARTBEAT_INTERVAL_MS = 5_000;
 export async function whileHeartbeating<T>(call: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const context = Context.current();
   context.heartbeat();
-  const timer = setInterval(() => context.heartbeat(), HEARTBEAT_INTERVAL_MS);
+  // The timeout is the pass's setting (SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS, at least 5 s): a short one is
+  // still met several times over.
+  const timeoutMs = context.info.heartbeatTimeoutMs;
+  const intervalMs = timeoutMs ? Math.min(HEARTBEAT_INTERVAL_MS, timeoutMs / 3) : HEARTBEAT_INTERVAL_MS;
+  const timer = setInterval(() => context.heartbeat(), intervalMs);
   try {
     return await call(context.cancellationSignal);
   } finally {

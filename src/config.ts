@@ -14,6 +14,7 @@ import {
 
 export type { ClusteringDefaults, ClusterSimilarity } from './embedding/model-profiles.ts';
 import { DEFAULT_ACCEPTANCE_SLACK } from './procedures/recall-acceptance.ts';
+import { DEFAULT_HEARTBEAT_TIMEOUT_SECONDS } from './synthesis/pass-contract.ts';
 
 /**
  * Every setting skillsmith reads, as one zod schema over the environment.
@@ -72,6 +73,8 @@ const environmentSchema = z
     SKILLSMITH_MIN_STEPS: positiveInt.default(3),
     SKILLSMITH_MAX_CLUSTERS_PER_PASS: positiveInt.default(10),
     SKILLSMITH_SYNTHESIS_ENABLED: booleanFlag.default(true),
+    // How long a pass's heartbeating activities may go silent before Temporal retries them elsewhere.
+    SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(3600).default(DEFAULT_HEARTBEAT_TIMEOUT_SECONDS),
     // Unset: `llm` when SKILLSMITH_LLM_BASE_URL names one, else `extractive` — decided here, never a fallback at run time.
     SKILLSMITH_DISTILLER: z.enum(['llm', 'extractive']).optional(),
     // Unset: the embedding model's calibrated default (src/recall/recall-threshold.ts, bench/README.md).
@@ -189,6 +192,11 @@ export interface Config {
     minSuccessRate: number;
     minSteps: number;
     maxClustersPerPass: number;
+    /**
+     * How soon a pass notices a lost worker (SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS): the heartbeat timeout of
+     * its embed, reconcile, distil and install activities, carried in the pass's input.
+     */
+    heartbeatTimeoutSeconds: number;
     enabled: boolean;
     distiller: 'llm' | 'extractive';
   };
@@ -311,6 +319,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       minSuccessRate: e.SKILLSMITH_MIN_SUCCESS_RATE,
       minSteps: e.SKILLSMITH_MIN_STEPS,
       maxClustersPerPass: e.SKILLSMITH_MAX_CLUSTERS_PER_PASS,
+      heartbeatTimeoutSeconds: e.SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS,
       enabled: e.SKILLSMITH_SYNTHESIS_ENABLED,
       distiller: e.SKILLSMITH_DISTILLER ?? (e.SKILLSMITH_LLM_BASE_URL ? 'llm' : 'extractive'),
     },

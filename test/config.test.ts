@@ -20,6 +20,7 @@ describe('configuration', () => {
       minSuccessRate: 0.8,
       minSteps: 3,
       maxClustersPerPass: 10,
+      heartbeatTimeoutSeconds: 30,
       enabled: true,
       distiller: 'extractive',
     });
@@ -142,6 +143,14 @@ describe('configuration', () => {
     expect(minilm.synthesis).toMatchObject({ similarityTau: 0.82, clusterTau: 0.7 });
     expect(minilm.recall.threshold).toBe(0.3);
     expect(minilm.embedding.modelDir).toBe(config.embedding.modelDir);
+  });
+
+  it('SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS: 30 by default, whole seconds from 5 to 3600, anything else refused naming it', () => {
+    expect(loadConfig({}).synthesis.heartbeatTimeoutSeconds).toBe(30);
+    expect(loadConfig({ SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS: '10' }).synthesis.heartbeatTimeoutSeconds).toBe(10);
+    for (const value of ['4', '3601', '7.5', 'soon']) {
+      expect(() => loadConfig({ SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS: value })).toThrow(/SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS/);
+    }
   });
 
   it('treats an empty variable as unset', () => {

@@ -5,6 +5,7 @@ import { createActivities } from '../activities/index.ts';
 import type { ActivityDependencies } from '../activities/dependencies.ts';
 import type { Logger } from '../src/logger.ts';
 import { sdkLogger } from './sdk-logger.ts';
+import { currentWorkflowBundle } from './workflow-bundle.ts';
 
 // The SDK bundles the workflows from this path: index.ts next to the sources, index.js in the build (dist/).
 export const workflowsPath = fileURLToPath(new URL(`../workflows/index${extname(import.meta.url)}`, import.meta.url));
@@ -23,6 +24,7 @@ export interface WorkerOptions {
   /**
    * A bundle of the workflows at workflowsPath made beforehand (`bundleWorkflowCode`): the worker
    * starts without bundling them itself, seconds of CPU each time (the test suite bundles once).
+   * Unset: the build's bundle where it is current (currentWorkflowBundle), else bundled here.
    */
   workflowBundlePath?: string;
 }
@@ -52,11 +54,15 @@ export function installWorkerRuntime(logger: Logger, metricsBindAddress?: string
 export async function createWorker(options: WorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
   installWorkerRuntime(options.dependencies.logger, options.metricsBindAddress);
   const connection = await NativeConnection.connect({ address: options.address });
+  // From dist/: the build's bundle while it is current (scripts/bundle-workflows.js); from the sources, none.
+  const bundlePath =
+    options.workflowBundlePath ??
+    (extname(workflowsPath) === '.js' ? currentWorkflowBundle(fileURLToPath(new URL('..', import.meta.url))) : undefined);
   const worker = await Worker.create({
     connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
-    ...(options.workflowBundlePath ? { workflowBundle: { codePath: options.workflowBundlePath } } : { workflowsPath }),
+    ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath }),
     activities: createActivities(options.dependencies),
   });
   return { worker, connection };

@@ -11,7 +11,12 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { PassRecord } from '../src/synthesis/pass-record.ts';
-import { PASS_PROGRESS_QUERY, type PassProgress, type SynthesisPassInput } from '../src/synthesis/pass-contract.ts';
+import {
+  DEFAULT_HEARTBEAT_TIMEOUT_SECONDS,
+  PASS_PROGRESS_QUERY,
+  type PassProgress,
+  type SynthesisPassInput,
+} from '../src/synthesis/pass-contract.ts';
 import { synthesizeCluster } from './synthesize-cluster.ts';
 import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
 import { describeFailure } from '../src/failure-cause.ts';
@@ -30,18 +35,20 @@ const { extractRuns } = proxyActivities<Activities>({
   retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumAttempts: 5 },
 });
 
-// Long and heartbeating: a lost worker is noticed within the heartbeat timeout, and a cancel reaches it.
-const { embedGoals } = proxyActivities<Activities>({
-  summary: 'embed goals without a cached embedding',
-  startToCloseTimeout: '4 hours',
-  heartbeatTimeout: '30 seconds',
-  retry: {
-    initialInterval: '5 seconds',
-    backoffCoefficient: 2,
-    maximumAttempts: 3,
-    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
-  },
-});
+// Long and heartbeating: a lost worker is noticed within the heartbeat timeout (the pass's input
+// sets it, 30 s by default), and a cancel reaches it.
+const embedActivities = (heartbeatTimeoutSeconds: number) =>
+  proxyActivities<Activities>({
+    summary: 'embed goals without a cached embedding',
+    startToCloseTimeout: '4 hours',
+    heartbeatTimeout: heartbeatTimeoutSeconds * 1000,
+    retry: {
+      initialInterval: '5 seconds',
+      backoffCoefficient: 2,
+      maximumAttempts: 3,
+      nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
+    },
+  });
 
 const { clusterPassGoals } = proxyActivities<Activities>({
   summary: 'cluster goals at cosine ≥ τ and qualify clusters',
@@ -68,6 +75,8 @@ export const passProgressQuery = defineQuery<PassProgress>(PASS_PROGRESS_QUERY);
 export async function synthesisPass(input: SynthesisPassInput): Promise<PassRecord> {
   const { workflowId: passId, runId } = workflowInfo();
   const { tenantId } = input;
+  const heartbeatTimeoutSeconds = input.heartbeatTimeoutSeconds ?? DEFAULT_HEARTBEAT_TIMEOUT_SECONDS;
+  const { embedGoals } = embedActivities(heartbeatTimeoutSeconds);
   const progress: PassProgress = { stage: 'starting', counts: {}, clustersDone: 0, clustersTotal: 0, outcome: null };
   setHandler(passProgressQuery, () => progress);
   // Only where the client found them registered: upserting an unknown attribute fails the task.
@@ -124,7 +133,8 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
       const summary = clustered.clusterSummaries?.[clusterKey];
       const result = await executeChild(synthesizeCluster, {
         workflowId: `${passId}/cluster/${clusterKey}`,
-        args: [{ tenantId, passId, clusterKey }],
+        // The default is not written into the child's input: its history stays as before.
+        args: [{ tenantId, passId, clusterKey, ...(input.heartbeatTimeoutSeconds === undefined ? {} : { heartbeatTimeoutSeconds }) }],
         ...(summary === undefined ? {} : { staticSummary: summary }),
       });
       progress.clustersDone += 1;

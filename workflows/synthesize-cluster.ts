@@ -2,47 +2,57 @@ import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@
 import type { Activities } from '../activities/index.ts';
 import type { InstallClusterResult } from '../activities/install.ts';
 import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
+import { DEFAULT_HEARTBEAT_TIMEOUT_SECONDS } from '../src/synthesis/pass-contract.ts';
 
-// Database reads and one write: the cluster against every procedure of the tenant. Heartbeating,
-// so a lost worker costs the heartbeat timeout, not the start-to-close timeout.
-const { reconcileCluster } = proxyActivities<Activities>({
-  summary: 'reconcile by procedure: ADD, UPDATE, NOOP or SUPERSEDE',
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5, nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES] },
-});
-
-// The LLM call: one attempt may take long (heartbeats show the worker is alive); an unreachable
-// model is retried briefly, then stops the pass.
-const { distillCluster } = proxyActivities<Activities>({
-  summary: 'distil the cluster into a SKILL.md candidate',
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: {
-    initialInterval: '2 seconds',
-    backoffCoefficient: 2,
-    maximumAttempts: 3,
-    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
-  },
-});
-
-// One short transaction (plus one embedding of when_to_use).
-const { reconcileAndInstall } = proxyActivities<Activities>({
-  summary: 'install the decided revision and count its runs',
-  startToCloseTimeout: '2 minutes',
-  heartbeatTimeout: '30 seconds',
-  retry: {
-    initialInterval: '1 second',
-    backoffCoefficient: 2,
-    maximumAttempts: 5,
-    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
-  },
-});
+/** The cluster's activities, each heartbeating: a lost worker costs the heartbeat timeout, not the start-to-close timeout. */
+const clusterActivities = (heartbeatTimeoutSeconds: number) => {
+  const heartbeatTimeout = heartbeatTimeoutSeconds * 1000;
+  // Database reads and one write: the cluster against every procedure of the tenant.
+  const { reconcileCluster } = proxyActivities<Activities>({
+    summary: 'reconcile by procedure: ADD, UPDATE, NOOP or SUPERSEDE',
+    startToCloseTimeout: '2 minutes',
+    heartbeatTimeout,
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumAttempts: 5,
+      nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
+    },
+  });
+  // The LLM call: one attempt may take long (heartbeats show the worker is alive); an unreachable
+  // model is retried briefly, then stops the pass.
+  const { distillCluster } = proxyActivities<Activities>({
+    summary: 'distil the cluster into a SKILL.md candidate',
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout,
+    retry: {
+      initialInterval: '2 seconds',
+      backoffCoefficient: 2,
+      maximumAttempts: 3,
+      nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
+    },
+  });
+  // One short transaction (plus one embedding of when_to_use).
+  const { reconcileAndInstall } = proxyActivities<Activities>({
+    summary: 'install the decided revision and count its runs',
+    startToCloseTimeout: '2 minutes',
+    heartbeatTimeout,
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumAttempts: 5,
+      nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
+    },
+  });
+  return { reconcileCluster, distillCluster, reconcileAndInstall };
+};
 
 export interface SynthesizeClusterInput {
   tenantId: string;
   passId: string;
   clusterKey: string;
+  /** The pass's heartbeat timeout (SynthesisPassInput); absent: the default. */
+  heartbeatTimeoutSeconds?: number;
 }
 
 export type SynthesizeClusterResult = InstallClusterResult | { decision: 'llm-unavailable'; reason: string };
@@ -58,15 +68,19 @@ export const RECONCILE_FIRST_PATCH = 'reconcile-by-procedure-before-distill';
 
 /** One qualifying cluster of a pass: reconcile → distill → install; a NOOP is never distilled. */
 export async function synthesizeCluster(input: SynthesizeClusterInput): Promise<SynthesizeClusterResult> {
+  const { reconcileCluster, distillCluster, reconcileAndInstall } = clusterActivities(
+    input.heartbeatTimeoutSeconds ?? DEFAULT_HEARTBEAT_TIMEOUT_SECONDS,
+  );
+  const { tenantId, passId, clusterKey } = input;
   if (patched(RECONCILE_FIRST_PATCH)) {
-    const decided = await reconcileCluster(input);
+    const decided = await reconcileCluster({ tenantId, passId, clusterKey });
     if (decided.decision === 'skipped') return { decision: 'skipped', reason: decided.reason };
     if (decided.decision === 'noop')
       return { decision: 'noop', skillName: decided.skillName ?? '', revision: decided.revision, reason: decided.reason };
   }
   let distilled;
   try {
-    distilled = await distillCluster(input);
+    distilled = await distillCluster({ tenantId, passId, clusterKey });
   } catch (error) {
     const cause = error instanceof ActivityFailure ? error.cause : undefined;
     if (cause instanceof ApplicationFailure && cause.type && LLM_UNAVAILABLE_TYPES.includes(cause.type)) {
@@ -75,5 +89,5 @@ export async function synthesizeCluster(input: SynthesizeClusterInput): Promise<
     throw error;
   }
   if (distilled.status === 'skipped') return { decision: 'skipped', reason: distilled.reason };
-  return await reconcileAndInstall(input);
+  return await reconcileAndInstall({ tenantId, passId, clusterKey });
 }

@@ -19,12 +19,22 @@ import { passSearchAttributesRegistered } from './pass-search-attributes.ts';
 
 /** Starting, watching and scheduling synthesis passes: the Temporal side of the CLI and of tools. */
 
+/** The pass's heartbeat timeout when one is set (config.synthesis.heartbeatTimeoutSeconds); none: the workflow's default. */
+function heartbeatInput(heartbeatTimeoutSeconds: number | undefined): Pick<SynthesisPassInput, 'heartbeatTimeoutSeconds'> {
+  return heartbeatTimeoutSeconds === undefined ? {} : { heartbeatTimeoutSeconds };
+}
+
 export async function startSynthesisPass(
   client: Client,
-  options: { tenantId: string; full: boolean; taskQueue: string; now?: Date },
+  options: { tenantId: string; full: boolean; taskQueue: string; now?: Date; heartbeatTimeoutSeconds?: number },
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const searchAttributes = await passSearchAttributesRegistered(client);
-  const input: SynthesisPassInput = { tenantId: options.tenantId, full: options.full, ...(searchAttributes ? { searchAttributes } : {}) };
+  const input: SynthesisPassInput = {
+    tenantId: options.tenantId,
+    full: options.full,
+    ...(searchAttributes ? { searchAttributes } : {}),
+    ...heartbeatInput(options.heartbeatTimeoutSeconds),
+  };
   return client.workflow.start(SYNTHESIS_WORKFLOW_TYPE, {
     taskQueue: options.taskQueue,
     workflowId: passWorkflowId(options.tenantId, options.now ?? new Date()),
@@ -75,7 +85,10 @@ export interface ScheduleDescription {
 }
 
 /** Creates or replaces the tenant's schedule; overlapping passes are skipped, never queued. */
-export async function setSynthesisSchedule(client: Client, options: { tenantId: string; every: string; taskQueue: string }): Promise<void> {
+export async function setSynthesisSchedule(
+  client: Client,
+  options: { tenantId: string; every: string; taskQueue: string; heartbeatTimeoutSeconds?: number },
+): Promise<void> {
   const scheduleId = passScheduleId(options.tenantId);
   const spec = { intervals: [{ every: parseEvery(options.every) }] };
   const searchAttributes = await passSearchAttributesRegistered(client);
@@ -84,7 +97,14 @@ export async function setSynthesisSchedule(client: Client, options: { tenantId: 
     workflowType: SYNTHESIS_WORKFLOW_TYPE,
     taskQueue: options.taskQueue,
     workflowId: `${scheduleId}/scheduled`,
-    args: [{ tenantId: options.tenantId, full: false, ...(searchAttributes ? { searchAttributes } : {}) } satisfies SynthesisPassInput],
+    args: [
+      {
+        tenantId: options.tenantId,
+        full: false,
+        ...(searchAttributes ? { searchAttributes } : {}),
+        ...heartbeatInput(options.heartbeatTimeoutSeconds),
+      } satisfies SynthesisPassInput,
+    ],
     memo: { tenantId: options.tenantId, scheduled: true },
   };
   const handle = client.schedule.getHandle(scheduleId);

@@ -104,28 +104,31 @@ export interface SkillLoadDependencies {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** The item's text and its token count: a revision's body was counted at install (body_tokens), anything else is counted here. */
 async function readContent(
   { pool, skills }: SkillLoadDependencies,
   session: Session,
   pin: SessionPin,
   path: string | null,
-): Promise<string> {
+): Promise<{ content: string; tokens: number }> {
   if (pin.source === 'mcp') {
     if (path !== null) throw new McpSkillHasNoPackage(pin.name);
     const prompt = session.mcpPrompts.find((candidate) => candidate.skillName === pin.name);
     if (!prompt) throw new Error(`session ${session.id} pins MCP skill ${pin.name} but holds no prompt for it`);
-    return prompt.text;
+    return { content: prompt.text, tokens: countTokens(prompt.text) };
   }
   // A pin resolves to its exact revision, archived or not; never through a floating ref.
   const revision = await skills.resolve(session.tenantId, { name: pin.name, revision: pin.revision });
   if (revision.contentSha256 !== pin.contentSha256) throw new SkillPinMismatch(pin, revision.contentSha256);
-  if (path === null) return revision.body;
+  if (path === null) return { content: revision.body, tokens: revision.bodyTokens };
   const bytes = await openSkillPackageMember(pool, session.tenantId, revision.packageKey, checkMemberPath(path));
+  let content: string;
   try {
-    return utf8.decode(bytes);
+    content = utf8.decode(bytes);
   } catch {
     throw new SkillMemberNotText(path);
   }
+  return { content, tokens: countTokens(content) };
 }
 
 const DENIALS = [SkillNotInCatalog, SkillBodyCapReached, SkillBodyBudgetExceeded];
@@ -191,8 +194,7 @@ async function attemptLoad(
       });
       if (committed) return { kind: 'unloaded', name, unloaded: removed, loaded: removed.length > 0 ? kept : session.loaded };
     } else {
-      const content = await readContent(deps, session, pin, path);
-      const tokens = countTokens(content);
+      const { content, tokens } = await readContent(deps, session, pin, path);
       const alreadyLoaded = session.loaded.some((item) => sameItem(item, name, path));
       const item: LoadedItem = { name, path, revision: pin.revision, tokens, contentSha256: sha256Hex(content) };
       const next = planLoad(session.loaded, item);

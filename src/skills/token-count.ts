@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { getEncoding, type Tiktoken } from 'js-tiktoken';
 
 /**
@@ -13,7 +14,24 @@ function sharedEncoder(): Tiktoken {
   return encoder;
 }
 
+/**
+ * Long texts come back again and again (a package member loaded by session after session, a
+ * body validated then installed): their counts are kept by digest, the most recent few hundred.
+ * Hashing 10 KB takes microseconds, tokenizing it milliseconds; short texts are simply counted.
+ */
+const REMEMBERED_FROM_LENGTH = 4096;
+const REMEMBERED_COUNTS = 256;
+const remembered = new Map<string, number>();
+
 export function countTokens(text: string): number {
   if (text.length === 0) return 0;
-  return sharedEncoder().encode(text).length;
+  if (text.length < REMEMBERED_FROM_LENGTH) return sharedEncoder().encode(text).length;
+  const digest = createHash('sha256').update(text).digest('base64');
+  let count = remembered.get(digest);
+  if (count === undefined) count = sharedEncoder().encode(text).length;
+  // Most recently used last: the first key is the one to forget.
+  remembered.delete(digest);
+  remembered.set(digest, count);
+  if (remembered.size > REMEMBERED_COUNTS) remembered.delete(remembered.keys().next().value!);
+  return count;
 }

@@ -11,7 +11,15 @@ export interface SynthesisPassInput {
   full?: boolean;
   /** Upsert the tenant and the pass status as search attributes (only where they are registered). */
   searchAttributes?: boolean;
+  /**
+   * The heartbeat timeout of the pass's heartbeating activities (SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS of the
+   * process that started it): how soon a lost worker is noticed. Absent (histories before it): the default.
+   */
+  heartbeatTimeoutSeconds?: number;
 }
+
+/** How long a pass's heartbeating activity may go silent before Temporal retries it on another worker. */
+export const DEFAULT_HEARTBEAT_TIMEOUT_SECONDS = 30;
 
 export type PassStage = 'starting' | 'extracting' | 'embedding' | 'clustering' | 'distilling' | 'finishing' | 'done';
 

@@ -18,7 +18,9 @@ import { activateTenants } from '../support/rollout.ts';
 import { createConfiguredRolloutGate } from '../../src/rollout/rollout-gate.ts';
 
 // The two cases wait mostly on Temporal noticing a dead worker (heartbeat and start-to-close
-// timeouts of 30 s); they share no tenant, task queue or worker, so they wait side by side.
+// timeouts); they share no tenant, task queue or worker, so they wait side by side. The pass's
+// heartbeat timeout is cut to 10 s (SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS, 30 s by default): still
+// well above the longest silence of a live worker on a loaded machine.
 describe.concurrent('durability: a pass survives its workers being SIGKILLed', () => {
   let database: TestDatabase;
   let connection: Connection;
@@ -26,8 +28,12 @@ describe.concurrent('durability: a pass survives its workers being SIGKILLed', (
   const workers: ChildProcess[] = [];
   const taskQueue = `durability-${Date.now()}`;
   let env: Record<string, string>;
-  /** Enough goals that the embed step spans several pages (the kill lands between them) and ten clusters qualify. */
-  const RUNS = 1000;
+  /**
+   * Enough goals that the embed step spans several pages (three of 256: the kill lands between
+   * them) and more than the pass's ten clusters qualify (47 at 600, five added and five updated).
+   */
+  const RUNS = 600;
+  let heartbeatTimeoutSeconds: number;
 
   const startWorker = (workerEnv: Record<string, string>) => {
     const worker = startWorkerProcess(workerEnv);
@@ -50,6 +56,7 @@ describe.concurrent('durability: a pass survives its workers being SIGKILLed', (
       SKILLSMITH_SIMILARITY_TAU: '0.5',
       SKILLSMITH_DISTILLER: 'extractive',
     };
+    heartbeatTimeoutSeconds = loadConfig({ ...env, SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS: '10' }).synthesis.heartbeatTimeoutSeconds;
     const runs = generateRuns({ seed: 21, runs: RUNS }).map(({ report }) => report);
     for (const tenantId of ['durable', 'baseline']) {
       for (let start = 0; start < runs.length; start += 500) {
@@ -76,7 +83,7 @@ describe.concurrent('durability: a pass survives its workers being SIGKILLed', (
     const countEmbedded = async () =>
       (await database.pool.query(`SELECT count(*)::int AS n FROM goal_embeddings WHERE tenant_id = 'durable'`)).rows[0].n as number;
     const first = startWorker(env);
-    const handle = await startSynthesisPass(client, { tenantId: 'durable', full: true, taskQueue });
+    const handle = await startSynthesisPass(client, { tenantId: 'durable', full: true, taskQueue, heartbeatTimeoutSeconds });
     // Killed as soon as the first page of embeddings is written: the later pages are still to come.
     await until('the embed step to be writing', async () => ((await countEmbedded()) > 0 ? true : undefined), {
       timeoutMs: 180_000,
@@ -93,9 +100,12 @@ describe.concurrent('durability: a pass survives its workers being SIGKILLed', (
     // workers (started only now, so that it does not slow the embedding the first kill waits for).
     const baselineQueue = `${taskQueue}-baseline`;
     startWorker({ ...env, TEMPORAL_TASK_QUEUE: baselineQueue });
-    const baselineResult = startSynthesisPass(client, { tenantId: 'baseline', full: true, taskQueue: baselineQueue }).then(
-      async (baselineHandle) => (await baselineHandle.result()) as PassRecord,
-    );
+    const baselineResult = startSynthesisPass(client, {
+      tenantId: 'baseline',
+      full: true,
+      taskQueue: baselineQueue,
+      heartbeatTimeoutSeconds,
+    }).then(async (baselineHandle) => (await baselineHandle.result()) as PassRecord);
     // Settled at once, awaited at the end: a failing baseline must not be an unhandled rejection meanwhile.
     baselineResult.catch(() => undefined);
 
@@ -121,6 +131,11 @@ describe.concurrent('durability: a pass survives its workers being SIGKILLed', (
       (event) => event.activityTaskStartedEventAttributes?.attempt && event.activityTaskStartedEventAttributes.attempt > 1,
     );
     expect(attempts.length).toBeGreaterThanOrEqual(1);
+    // The setting reached the activity the first kill interrupted: the short wait was its heartbeat timeout.
+    const embedScheduled = (history.events ?? []).flatMap((event) =>
+      event.activityTaskScheduledEventAttributes?.activityType?.name === 'embedGoals' ? [event.activityTaskScheduledEventAttributes] : [],
+    );
+    expect(embedScheduled.map((scheduled) => Number(scheduled.heartbeatTimeout?.seconds))).toEqual([heartbeatTimeoutSeconds]);
 
     const baseline = await baselineResult;
     expect(baseline.status).toBe('completed');

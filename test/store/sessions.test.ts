@@ -9,6 +9,7 @@ import { openSession, type SessionDependencies } from '../../src/sessions/sessio
 import { findSession } from '../../src/sessions/session-repository.ts';
 import { loadSkill, LOADED_ITEM_LIMIT, LOADED_TOKEN_LIMIT, type LoadedContent } from '../../src/sessions/skill-load.ts';
 import { sha256Hex } from '../../src/sessions/catalog.ts';
+import { countTokens } from '../../src/skills/token-count.ts';
 import { SkillPinMismatch, SkillSourceRefused } from '../../src/skills/skill-errors.ts';
 import { SkillPackagePathEscape } from '../../src/skills/validation-errors.ts';
 import { listSkillEvents } from '../../src/store/skill-event-repository.ts';
@@ -200,6 +201,9 @@ describe('gate.skill.missing_tool_loads', () => {
     const loaded = (await load(tenant, session.id, 'needs-tools')) as LoadedContent;
     expect(loaded.missingTools).toEqual(['sandbox.run_command', 'web.fetch']);
     expect(loaded.content).toContain('needs-tools');
+    // A body's tokens are those counted at install: the same count as the text loaded.
+    expect(loaded.tokens).toBe(countTokens(loaded.content));
+    expect(loaded.tokens).toBeGreaterThan(0);
     const events = await listSkillEvents(database.pool, tenant, { kind: 'skill.load' });
     expect(events.at(-1)).toMatchObject({
       sessionId: session.id,

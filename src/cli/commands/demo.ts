@@ -126,7 +126,12 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
         if (!json) say(`ingested the sample: ${ingest.inserted} new runs, ${ingest.unchanged} already there`);
 
         const client = new Client({ connection, namespace: config.temporal.namespace });
-        const handle = await startSynthesisPass(client, { tenantId: tenant, full: true, taskQueue: config.temporal.taskQueue });
+        const handle = await startSynthesisPass(client, {
+          tenantId: tenant,
+          full: true,
+          taskQueue: config.temporal.taskQueue,
+          heartbeatTimeoutSeconds: config.synthesis.heartbeatTimeoutSeconds,
+        });
         const link = workflowUiLink(stack.temporalUiUrl, config.temporal.namespace, handle.workflowId);
         if (!json) say(`synthesis pass ${handle.workflowId}`);
         const pass = json ? await passResult(handle) : await watchPass(handle);

@@ -80,7 +80,14 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
           {
             pool,
             runPass: async (tenant) =>
-              watchPass(await startSynthesisPass(client, { tenantId: tenant, full: true, taskQueue: config.temporal.taskQueue })),
+              watchPass(
+                await startSynthesisPass(client, {
+                  tenantId: tenant,
+                  full: true,
+                  taskQueue: config.temporal.taskQueue,
+                  heartbeatTimeoutSeconds: config.synthesis.heartbeatTimeoutSeconds,
+                }),
+              ),
             recall: async (tenant, goal) => (await services.recall(tenant, { goal, topK: 2 })).map(({ name, score }) => ({ name, score })),
             progress: say,
           },

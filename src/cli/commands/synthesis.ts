@@ -123,7 +123,12 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       const { startSynthesisPass } = await passModules();
       const client = await context.temporalClient();
-      const handle = await startSynthesisPass(client, { tenantId: tenant, full: options.full, taskQueue: config.temporal.taskQueue });
+      const handle = await startSynthesisPass(client, {
+        tenantId: tenant,
+        full: options.full,
+        taskQueue: config.temporal.taskQueue,
+        heartbeatTimeoutSeconds: config.synthesis.heartbeatTimeoutSeconds,
+      });
       const link = workflowUiLink(await context.temporalUiUrl(), config.temporal.namespace, handle.workflowId);
       if (!options.wait) {
         context.output.result(json, { workflowId: handle.workflowId, runId: handle.firstExecutionRunId, uiUrl: link ?? null }, () =>
@@ -215,7 +220,12 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       const { setSynthesisSchedule, describeSynthesisSchedule } = await passModules();
       const client = await context.temporalClient();
-      await setSynthesisSchedule(client, { tenantId: tenant, every: options.every, taskQueue: config.temporal.taskQueue });
+      await setSynthesisSchedule(client, {
+        tenantId: tenant,
+        every: options.every,
+        taskQueue: config.temporal.taskQueue,
+        heartbeatTimeoutSeconds: config.synthesis.heartbeatTimeoutSeconds,
+      });
       const description = await describeSynthesisSchedule(client, tenant);
       context.output.result(
         json,

@@ -1,0 +1,25 @@
+import { getEncoding } from 'js-tiktoken';
+import { describe, expect, it } from 'vitest';
+import { countTokens, TOKEN_ENCODING } from '../../src/skills/token-count.ts';
+
+describe('countTokens', () => {
+  const encoder = getEncoding(TOKEN_ENCODING);
+  const exact = (text: string) => encoder.encode(text).length;
+  const long = (seed: number) => Array.from({ length: 400 }, (_, line) => `Step ${seed}-${line}: inspect carefully.`).join('\n');
+
+  it('counts a long text exactly, again when it comes back, and never gives one text the count of another', () => {
+    const text = long(1);
+    expect(text.length).toBeGreaterThan(4096);
+    expect(countTokens(text)).toBe(exact(text));
+    expect(countTokens(text)).toBe(exact(text));
+    // Same length, one word more: its own count, not the remembered one.
+    const changed = `${text.slice(0, -4)} a b`;
+    expect(exact(changed)).not.toBe(exact(text));
+    expect(countTokens(changed)).toBe(exact(changed));
+    // Past the remembered few hundred, the first is counted afresh, still exactly.
+    for (let seed = 2; seed < 300; seed++) countTokens(long(seed));
+    expect(countTokens(text)).toBe(exact(text));
+    expect(countTokens('short text')).toBe(exact('short text'));
+    expect(countTokens('')).toBe(0);
+  });
+});
