@@ -2,26 +2,26 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The files that take longest, longest first: the last CI on 2 cores before 2026-12-01 19:00 (sessions 115 s,
- * durability 128 s, synthesis-cli 90 s, demo-cli 66 s, stack 55 s, eval-cli 45 s, skills-cli 41 s,
- * partition-equality and synthesis-pass 40 s, the rest ≤ 34 s), durability and eval-cli scaled by
- * what the heartbeat setting and the build's workflow bundle cut from them in paired runs (0.76 and
- * 0.89). With three forks the suite ends when its last file does: a long file started last would
- * run alone at the end, so these start first (a fresh clone has no timing cache, and vitest would
- * otherwise order by file size).
+ * The files that take longest, longest first: CI from a fresh clone at 755bb96 on 2 quiet cores
+ * (sessions 103 s, durability 84 s, synthesis-cli 74 s, skills-cli 48 s, eval-cli 43 s,
+ * synthesis-pass 42 s, demo-cli 40 s, stack 38 s, agents-sync-cli and partition-equality 33 s,
+ * intake-review and reconcile-by-procedure 30 s, the rest ≤ 29 s). With three forks the suite ends
+ * when its last file does: a long file started last would run alone at the end, so these start
+ * first (a fresh clone has no timing cache, and vitest would otherwise order by file size).
  */
 const SLOWEST_FILES = [
   'test/store/sessions.test.ts',
   'test/e2e/durability.test.ts',
   'test/e2e/synthesis-cli.test.ts',
-  'test/e2e/demo-cli.test.ts',
-  'test/e2e/stack.test.ts',
   'test/store/skills-cli.test.ts',
   'test/e2e/eval-cli.test.ts',
-  'test/clustering/partition-equality.test.ts',
   'test/workflows/synthesis-pass.test.ts',
-  'test/workflows/reconcile-by-procedure.test.ts',
+  'test/e2e/demo-cli.test.ts',
+  'test/e2e/stack.test.ts',
+  'test/store/agents-sync-cli.test.ts',
+  'test/clustering/partition-equality.test.ts',
   'test/workflows/intake-review.test.ts',
+  'test/workflows/reconcile-by-procedure.test.ts',
 ];
 
 class SlowestFirst extends BaseSequencer {
