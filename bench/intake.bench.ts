@@ -21,7 +21,7 @@
  * done — and the intake workflows' signals and workflow tasks (what the Temporal server's CPU follows).
  *
  *   node --import tsx bench/intake.bench.ts [--via signal|api|http] [--reports 3000] [--agents 10] [--concurrency 32]
- *     [--rate N] [--populate] [--profile] [--cpu-profile FILE.cpuprofile] [--database-url URL]
+ *     [--rate N] [--populate [--model ID]] [--profile] [--cpu-profile FILE.cpuprofile] [--database-url URL]
  */
 import { spawn } from 'node:child_process';
 import http from 'node:http';
@@ -37,7 +37,7 @@ import { admitRunReport, reportRunCompleted, signalIntake } from '../src/client/
 import { startSynthesisPass, passResult } from '../src/client/synthesis-client.ts';
 import { loadConfig, type Config } from '../src/config.ts';
 import { defaultRecallThreshold } from '../src/recall/recall-threshold.ts';
-import { isModelPresent, testEmbeddingModel } from '../src/embedding/model-pull.ts';
+import { isModelPresent, packagedModels, testEmbeddingModel } from '../src/embedding/model-pull.ts';
 import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
 import { startTemporalDevServer } from '../src/infra/temporal-dev-server.ts';
 import { createLogger } from '../src/logger.ts';
@@ -61,6 +61,8 @@ const { values } = parseArgs({
     via: { type: 'string', default: 'signal' },
     rate: { type: 'string' },
     populate: { type: 'boolean', default: false },
+    // The registry-shipped model the populated tenant is embedded with (its reviews embed with it).
+    model: { type: 'string', default: testEmbeddingModel.modelId },
     profile: { type: 'boolean', default: false },
     'database-url': { type: 'string' },
     'cpu-profile': { type: 'string' },
@@ -76,8 +78,10 @@ const rate = values.rate === undefined ? undefined : Number(values.rate);
 if (values.via !== 'signal' && values.via !== 'api' && values.via !== 'http')
   throw new Error(`--via must be signal, api or http, not ${values.via}`);
 const modelDir = new URL('../.skillsmith/models', import.meta.url).pathname;
-if (values.populate && !(await isModelPresent(modelDir)))
-  throw new Error(`--populate needs the test model in ${modelDir} (skillsmith models pull)`);
+const model = packagedModels.get(values.model);
+if (!model) throw new Error(`--model ${values.model} is not a registry-shipped model (${[...packagedModels.keys()].join(', ')})`);
+if (values.populate && !(await isModelPresent(modelDir, model)))
+  throw new Error(`--populate needs ${model.modelId} in ${modelDir} (skillsmith models pull --model ${model.modelId})`);
 
 const HTTP_TOKEN = 'intake-bench-token-0123456789abcdef';
 /** Keep-alive connections, one per sender: node:http costs the senders' process less CPU per request than fetch. */
@@ -204,16 +208,16 @@ try {
     temporal: { ...base.temporal, address: temporal.address, taskQueue: 'intake-bench' },
     // The registry-shipped model: what a populated tenant's reviews recall with (nothing is embedded without --populate).
     embedding: {
-      model: testEmbeddingModel.modelId,
+      model: model.modelId,
       modelDir,
       allowRemoteModels: false,
-      pooling: testEmbeddingModel.pooling,
-      prefixes: testEmbeddingModel.prefixes,
+      pooling: model.pooling,
+      prefixes: model.prefixes,
       dimension: undefined,
       batchSize: 32,
     },
     synthesis: { ...base.synthesis, distiller: 'extractive', similarityTau: 0.6 },
-    recall: { ...base.recall, threshold: defaultRecallThreshold(testEmbeddingModel.modelId)! },
+    recall: { ...base.recall, threshold: defaultRecallThreshold(model.modelId)! },
   };
   const services = createServices(config, pool, { logger: createLogger('warn') });
   const { worker, connection: workerConnection } = await createWorker({

@@ -119,8 +119,13 @@ async function loadModel(settings: EmbeddingSettings): Promise<LoadedModel> {
   return { extractor, queryExtractor, dimension };
 }
 
-/** Goals per onnxruntime call of a background embedder: ~50 ms of one core each on 2 shared cores. */
-export const BACKGROUND_BATCH_SIZE = 8;
+/**
+ * Goals per onnxruntime call of a background embedder, ~12 ms of one core with the test model: the
+ * event loop answers requests between two calls. Through HTTP with a populated tenant, 8 recorded
+ * 118–124 runs/s, 2 recorded 166–183 with the reviews done as soon, 1 recorded 190–220 with the
+ * reviews ~15 % later and ~15 % more CPU per run (bench/README.md "Run intake").
+ */
+export const BACKGROUND_BATCH_SIZE = 2;
 
 export interface EmbedderChoice {
   /**
