@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SkillsmithError } from '../skillsmith-error.ts';
-import { fileExists, sha256File } from './pinned-wheels.ts';
+import { verifiedDownload } from './pinned-wheels.ts';
 
 const execFileAsync = promisify(execFile);
 
@@ -49,11 +49,9 @@ export async function downloadPinnedMavenArtifact(
     const message = (detail?.stderr || detail?.stdout || detail?.message || String(error)).trim();
     throw new PinnedMavenArtifactError(`mvn dependency:copy of ${coordinates} failed (is Maven installed as ${mvn}?): ${message}`);
   }
-  const path = join(directory, `${artifact.artifactId}-${artifact.version}.jar`);
-  if (!(await fileExists(path))) throw new PinnedMavenArtifactError(`mvn dependency:copy did not produce ${path}`);
-  const hash = await sha256File(path);
-  if (hash !== artifact.sha256) {
-    throw new PinnedMavenArtifactError(`${coordinates}: jar sha256 ${hash} differs from the pinned ${artifact.sha256}`);
-  }
-  return path;
+  return verifiedDownload(
+    join(directory, `${artifact.artifactId}-${artifact.version}.jar`),
+    { producedBy: 'mvn dependency:copy', label: coordinates, kind: 'jar', sha256: artifact.sha256 },
+    (message) => new PinnedMavenArtifactError(message),
+  );
 }

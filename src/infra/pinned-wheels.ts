@@ -77,13 +77,27 @@ async function pipDownload(requirements: string[], directory: string, extraArgs:
   }
 }
 
-async function verifiedWheel(path: string, wheel: { name: string; version: string; sha256: string }): Promise<string> {
-  if (!(await fileExists(path))) throw new PinnedWheelError(`pip download did not produce ${path}`);
+/**
+ * Checks a file a registry client downloaded: that `producedBy` wrote it, and that its sha256 is the
+ * pinned one (pip's wheels here, Maven's jars in pinned-maven-artifacts.ts); returns its path.
+ */
+export async function verifiedDownload(
+  path: string,
+  pinned: { producedBy: string; label: string; kind: string; sha256: string },
+  fail: (message: string) => Error,
+): Promise<string> {
+  if (!(await fileExists(path))) throw fail(`${pinned.producedBy} did not produce ${path}`);
   const hash = await sha256File(path);
-  if (hash !== wheel.sha256) {
-    throw new PinnedWheelError(`${wheel.name}==${wheel.version}: wheel sha256 ${hash} differs from the pinned ${wheel.sha256}`);
-  }
+  if (hash !== pinned.sha256) throw fail(`${pinned.label}: ${pinned.kind} sha256 ${hash} differs from the pinned ${pinned.sha256}`);
   return path;
+}
+
+function verifiedWheel(path: string, wheel: { name: string; version: string; sha256: string }): Promise<string> {
+  return verifiedDownload(
+    path,
+    { producedBy: 'pip download', label: `${wheel.name}==${wheel.version}`, kind: 'wheel', sha256: wheel.sha256 },
+    (message) => new PinnedWheelError(message),
+  );
 }
 
 /** Downloads the wheels into `directory` and checks each against its pinned sha256; returns their paths in order. */
