@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
@@ -144,21 +144,23 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   if (options.dbFile) await stopLeftoverServer(options.dbFile, options.onProgress);
   const logDirectory = resolve(options.home, 'logs');
   await mkdir(logDirectory, { recursive: true });
-  const log = createWriteStream(resolve(logDirectory, `temporal-${port}.log`));
-  const child: ChildProcess = spawn(cli.path, args, { stdio: ['ignore', 'pipe', 'pipe'], detached: false });
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
+  // The server writes its log file itself, not through pipes to this process: a Go program whose
+  // stdout is a pipe dies of SIGPIPE on its next log line once the reader is gone, so a killed
+  // owner would take its server down at a random moment instead of leaving it to be stopped.
+  const logFile = resolve(logDirectory, `temporal-${port}.log`);
+  const logFd = openSync(logFile, 'w');
+  let child: ChildProcess;
+  try {
+    child = spawn(cli.path, args, { stdio: ['ignore', logFd, logFd], detached: false });
+  } finally {
+    closeSync(logFd);
+  }
   let exitReason: string | undefined;
-  // A port another process holds is the usual reason it dies at start: say which, not only "exit code 2".
-  let busyAddress: string | undefined;
-  const findBusyAddress = (chunk: Buffer) => {
-    busyAddress ??= /listen tcp ([\d.:]+): bind: address already in use/.exec(chunk.toString())?.[1];
-  };
-  child.stdout?.on('data', findBusyAddress);
-  child.stderr?.on('data', findBusyAddress);
   child.once('exit', (code, signal) => {
+    // A port another process holds is the usual reason it dies at start: say which, not only "exit code 2".
+    const busyAddress = /listen tcp ([\d.:]+): bind: address already in use/.exec(readLogTail(logFile))?.[1];
     const busy = busyAddress ? `${busyAddress} is already in use by another process; ` : '';
-    exitReason = `${busy}exit code ${code ?? 'none'}, signal ${signal ?? 'none'} (log: ${logDirectory}/temporal-${port}.log)`;
+    exitReason = `${busy}exit code ${code ?? 'none'}, signal ${signal ?? 'none'} (log: ${logFile})`;
   });
   child.once('error', (error) => {
     exitReason = error.message;
@@ -173,7 +175,6 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     const forced = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await exited;
     clearTimeout(forced);
-    log.end();
     if (pidFile) await rm(pidFile, { force: true });
   };
   try {
@@ -188,6 +189,22 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     origin: cli.origin,
     stop,
   };
+}
+
+/** The last 64 KiB of a log file: where a dying server says why (it logs at warn, so little else). */
+function readLogTail(file: string): string {
+  let fd: number | undefined;
+  try {
+    fd = openSync(file, 'r');
+    const length = Math.min(fstatSync(fd).size, 64 * 1024);
+    const buffer = Buffer.alloc(length);
+    readSync(fd, buffer, 0, length, fstatSync(fd).size - length);
+    return buffer.toString();
+  } catch {
+    return '';
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
 }
 
 async function startWithSdkDownload(options: TemporalDevServerOptions, cause: Error): Promise<TemporalDevServer> {
