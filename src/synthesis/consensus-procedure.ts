@@ -1,3 +1,5 @@
+import { toolSequenceSimilarity } from '../procedures/tool-sequence.ts';
+
 /**
  * The procedure a cluster's successful runs share, robust to optional steps and retries:
  * each run's successful calls (a retried call leaves one successful call behind, the failed
@@ -87,6 +89,28 @@ function mostFrequent<T>(items: T[], key: (item: T) => string): T | undefined {
   return [...counts.entries()].sort((a, b) => b[1].count - a[1].count || compareText(a[0], b[0]))[0]?.[1].item;
 }
 
+/**
+ * The projection most runs share; among equally shared ones (in a small cluster every run can
+ * differ: an off-plan call here, two steps swapped there) the one most like all the others — the
+ * medoid by sequence similarity — so the order is the runs', never the tools' alphabetical one.
+ */
+function centralProjection(projections: string[][]): string[] {
+  const counts = new Map<string, { count: number; tools: string[] }>();
+  for (const tools of projections) {
+    const key = tools.join('\u0000');
+    const entry = counts.get(key) ?? { count: 0, tools };
+    entry.count += 1;
+    counts.set(key, entry);
+  }
+  const top = Math.max(0, ...[...counts.values()].map((entry) => entry.count));
+  const centrality = (tools: string[]) =>
+    [...counts.values()].reduce((sum, other) => sum + other.count * toolSequenceSimilarity(tools, other.tools), 0);
+  const tied = [...counts.entries()]
+    .filter(([, entry]) => entry.count === top)
+    .map(([key, entry]) => ({ key, tools: entry.tools, centrality: centrality(entry.tools) }));
+  return tied.sort((a, b) => b.centrality - a.centrality || compareText(a.key, b.key))[0]?.tools ?? [];
+}
+
 export function buildConsensusProcedure(runs: ProcedureRun[]): ConsensusProcedure {
   const normalised = [...runs]
     .sort((a, b) => compareText(a.runId, b.runId))
@@ -98,7 +122,7 @@ export function buildConsensusProcedure(runs: ProcedureRun[]): ConsensusProcedur
   // Consensus: project every run onto the tools most runs used, and take the most frequent projection.
   const isCore = (tool: string) => (runsWithTool.get(tool) ?? 0) * 2 > normalised.length;
   const projections = normalised.map((run) => run.calls.filter((call) => isCore(call.tool)).map((call) => call.tool));
-  const core = mostFrequent(projections, (tools) => tools.join('\u0000')) ?? [];
+  const core = centralProjection(projections);
 
   // Optional steps go after the core step that most of their runs had just completed.
   const coreAlignments = normalised.map((run) =>

@@ -29,6 +29,13 @@ export const SAME_PROCEDURE_SEQUENCE_SIMILARITY = 0.8;
  * alike are common, interchangeable ones are not, and supersede must stay the rare case.
  */
 export const SAME_JOB_GOAL_SIMILARITY = 0.95;
+/**
+ * Goals this close to a procedure's goals, relative to how close its goals are to each other
+ * (goalAffinity), are the same kind of goal. A few runs' goals drawn from the same job score ~1
+ * whatever the job's spread; the cosine of two centroids does not — a varied job's centroid is
+ * short, so three paraphrases of it scored 0.80 against it while pairs of goals of one job clear τ.
+ */
+export const SAME_KIND_GOAL_AFFINITY = 0.9;
 /** 95 % confidence for the track-record comparison. */
 const WILSON_Z = 1.96;
 
@@ -93,6 +100,21 @@ export function cosine(a: Float32Array, b: Float32Array): number {
   return normA === 0 || normB === 0 ? 0 : dot / Math.sqrt(normA * normB);
 }
 
+/**
+ * How close a cluster's goals are to a procedure's, relative to how close the procedure's goals are
+ * to each other: the mean pairwise cosine between the two sets of (unit) goal vectors over the
+ * mean pairwise cosine within the procedure's, i.e. c·p / p·p for their unnormalised means.
+ */
+export function goalAffinity(clusterMean: Float32Array, procedureMean: Float32Array): number {
+  let cross = 0;
+  let within = 0;
+  for (let index = 0; index < procedureMean.length; index++) {
+    cross += clusterMean[index]! * procedureMean[index]!;
+    within += procedureMean[index]! * procedureMean[index]!;
+  }
+  return within === 0 ? 0 : cross / within;
+}
+
 /** Wilson score interval's lower bound: what the success rate is at least, given how many attempts back it. */
 export function wilsonLowerBound({ successCount, attemptCount }: TrackRecord): number {
   if (attemptCount === 0) return 0;
@@ -137,11 +159,19 @@ export function oneStepApart(a: readonly string[], b: readonly string[]): boolea
   return skip === -1 || shorter.every((tool, index) => tool === longer[index < skip ? index : index + 1]);
 }
 
-/** The same steps, each as many times, in another order. */
-export function sameStepsReordered(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length || a.length === 0) return false;
-  const sorted = (tools: readonly string[]) => [...tools].sort().join('\u0000');
-  return sorted(a) === sorted(b);
+/**
+ * The same steps, each as many times, in another order — apart from steps either side's runs show
+ * optional (`optional`), as for sameUpToOptionalSteps.
+ */
+export function sameStepsReordered(a: readonly string[], b: readonly string[], optional: readonly string[] = []): boolean {
+  const skip = new Set(optional);
+  const sorted = (tools: readonly string[]) =>
+    tools
+      .filter((tool) => !skip.has(tool))
+      .sort()
+      .join('\u0000');
+  const coreA = sorted(a);
+  return coreA.length > 0 && coreA === sorted(b);
 }
 
 /**
@@ -167,12 +197,23 @@ export function matchProcedure(
       procedure.toolSequence.map((step) => step.tool),
       [...(cluster.optionalTools ?? []), ...(optionalTools ?? [])],
     ),
+    reordered: sameStepsReordered(
+      cluster.tools,
+      procedure.toolSequence.map((step) => step.tool),
+      [...(cluster.optionalTools ?? []), ...(optionalTools ?? [])],
+    ),
     goalSimilarity:
       cluster.goalCentroid && goalCentroid && goalCentroid.length === cluster.goalCentroid.length
         ? cosine(cluster.goalCentroid, goalCentroid)
         : null,
+    goalAffinity:
+      cluster.goalCentroid && goalCentroid && goalCentroid.length === cluster.goalCentroid.length
+        ? goalAffinity(cluster.goalCentroid, goalCentroid)
+        : null,
   }));
   const goal = (candidate: { goalSimilarity: number | null }) => candidate.goalSimilarity ?? -1;
+  const sameKindOfGoal = (candidate: { goalSimilarity: number | null; goalAffinity: number | null }) =>
+    goal(candidate) >= thresholds.sameKindOfGoal || (candidate.goalAffinity ?? -1) >= SAME_KIND_GOAL_AFFINITY;
   const same = scored
     .filter(
       (candidate) =>
@@ -183,11 +224,8 @@ export function matchProcedure(
             cluster.tools,
             candidate.target.toolSequence.map((step) => step.tool),
           )) ||
-          sameStepsReordered(
-            cluster.tools,
-            candidate.target.toolSequence.map((step) => step.tool),
-          )) &&
-          goal(candidate) >= thresholds.sameKindOfGoal),
+          candidate.reordered) &&
+          sameKindOfGoal(candidate)),
     )
     .sort(
       (a, b) =>

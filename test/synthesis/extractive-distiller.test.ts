@@ -46,6 +46,25 @@ describe('cluster evidence and the extractive distiller', () => {
     ]);
   });
 
+  it('when every run differs, the consensus takes the order of the run most like the others, not the tools’ alphabetical order', () => {
+    const run = (runId: string, tools: string[]): EvidenceRun => ({
+      runId,
+      goal: `rotate the SendGrid key for search-indexer (${runId})`,
+      status: 'completed',
+      toolCalls: tools.map((tool) => ({ tool, args: {}, success: true })),
+    });
+    // An off-plan note at a different place in three runs (so it is in most of them), two steps swapped in one.
+    const runs = [
+      run('r1', ['secrets.get', 'keys.create', 'secrets.put', 'deploy.restart', 'notes.write', 'keys.revoke']),
+      run('r2', ['keys.create', 'secrets.get', 'secrets.put', 'deploy.restart', 'notes.write', 'keys.revoke']),
+      run('r3', ['secrets.get', 'keys.create', 'notes.write', 'secrets.put', 'deploy.restart', 'keys.revoke']),
+      run('r4', ['secrets.get', 'notes.write', 'keys.create', 'secrets.put', 'deploy.restart', 'keys.revoke']),
+    ];
+    const tools = buildClusterEvidence(runs, 3).consensusSequence.map((step) => step.tool);
+    expect(tools).toEqual(['secrets.get', 'keys.create', 'secrets.put', 'deploy.restart', 'notes.write', 'keys.revoke']);
+    expect(buildClusterEvidence([...runs].reverse(), 3).consensusSequence.map((step) => step.tool)).toEqual(tools);
+  });
+
   it('builds an agentskills.io-valid document that passes the validator, with no model', async () => {
     for (const seed of [1, 2, 3, 4, 5]) {
       const evidence = buildClusterEvidence(familyRuns(seed), 3);

@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { Procedure } from '../../src/procedures/procedure.ts';
 import { toolSequenceSimilarity } from '../../src/procedures/tool-sequence.ts';
 import {
+  cosine,
   decide,
+  goalAffinity,
   matchProcedure,
   oneStepApart,
   observedOptionalTools,
@@ -141,6 +143,43 @@ describe('reconcile by procedure (ADD / UPDATE / NOOP / SUPERSEDE, never DELETE)
     // a repeat count is not an order
     expect(sameStepsReordered(['a', 'b', 'b'], ['a', 'a', 'b'])).toBe(false);
     expect(sameStepsReordered(['a', 'b'], ['a', 'b', 'b'])).toBe(false);
+  });
+
+  it('the same steps in another order, apart from steps either side’s runs show optional, are the same procedure for the same kind of goal', () => {
+    const summarise = profile({ name: 'summarise-pr', toolSequence: steps('pr.get', 'pr.diff', 'pr.comment') }, goalAt(0.9));
+    // three runs that read the diff first and also listed the comments, which the procedure's record shows optional
+    const swapped = cluster({ tools: ['pr.diff', 'pr.get', 'pr.comments.list', 'pr.comment'], optionalTools: [] });
+    expect(matchProcedure(swapped, [summarise], thresholds)).toBeUndefined();
+    const recorded = { ...summarise, optionalTools: ['pr.comments.list'] };
+    expect(sameStepsReordered(swapped.tools, ['pr.get', 'pr.diff', 'pr.comment'], ['pr.comments.list'])).toBe(true);
+    expect(matchProcedure(swapped, [recorded], thresholds)).toMatchObject({ relation: 'same-procedure' });
+    expect(matchProcedure(swapped, [{ ...recorded, goalCentroid: goalAt(0.3) }], thresholds)).toBeUndefined();
+    // an optional tool explains only itself: without it the rest must still be the same steps
+    expect(sameStepsReordered(['a', 'x', 'b'], ['b', 'a', 'y'], ['x'])).toBe(false);
+    expect(sameStepsReordered(['x'], ['x', 'x'], ['x'])).toBe(false);
+  });
+
+  it('the same kind of goal is judged against the procedure’s own spread of goals, not only the cosine of two centroids', () => {
+    // A varied job: its goals are far apart, so the mean of its unit goal vectors is short (p·p = 0.16).
+    const spread = Float32Array.from([0.4, 0, 0]);
+    // Three paraphrases of it (their mean: |c| = 0.9): centroid cosine 0.40, under τ = 0.6 ...
+    const paraphrases = Float32Array.from([0.36, Math.sqrt(0.81 - 0.36 * 0.36), 0]);
+    expect(cosine(paraphrases, spread)).toBeCloseTo(0.4, 5);
+    // ... yet as close to the job's goals as those are to each other, 90 %.
+    expect(goalAffinity(paraphrases, spread)).toBeCloseTo(0.9, 5);
+    const booking = profile({ name: 'book-room', toolSequence: steps('rooms.search', 'rooms.book', 'invite.send') }, spread);
+    const reordered = cluster({ tools: ['rooms.book', 'rooms.search', 'invite.send'], optionalTools: [], goalCentroid: paraphrases });
+    expect(matchProcedure(reordered, [booking], thresholds)).toMatchObject({ relation: 'same-procedure' });
+    const oneMore = cluster({
+      tools: ['rooms.search', 'rooms.book', 'notes.write', 'invite.send'],
+      optionalTools: [],
+      goalCentroid: paraphrases,
+    });
+    expect(matchProcedure(oneMore, [booking], thresholds)).toMatchObject({ relation: 'same-procedure' });
+    // goals of another job, against the same spread: half as close as the job's own — another procedure
+    const otherJob = Float32Array.from([0.2, Math.sqrt(0.81 - 0.04), 0]);
+    expect(goalAffinity(otherJob, spread)).toBeCloseTo(0.5, 5);
+    expect(matchProcedure({ ...reordered, goalCentroid: otherJob }, [booking], thresholds)).toBeUndefined();
   });
 
   it('“one optional step apart” is one step: two added steps are another procedure, even at sequence similarity ≥ 0.8', () => {
