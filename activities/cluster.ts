@@ -69,6 +69,7 @@ function summarise(result: ClusterPassResult): ClusterGoalsResult {
     too_few_successful_runs: 0,
     too_few_steps: 0,
     low_success_rate: 0,
+    no_shared_procedure: 0,
   };
   for (const cluster of result.clusters) if (cluster.reason) disqualified[cluster.reason.code] += 1;
   return {

@@ -161,6 +161,7 @@ async function main(): Promise<void> {
       runId: runs[index]!.runId,
       status: runs[index]!.status,
       successfulToolCalls: successfulTools[index]!.length,
+      successfulTools: successfulTools[index]!,
     })),
   );
   const assessments = assessClusters(members, synthesis);

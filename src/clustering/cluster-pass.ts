@@ -125,7 +125,12 @@ export async function clusterRunGoals(
   const members: ClusterRun[][] = cut.map((cluster) =>
     cluster.map((index) => {
       const run = runs[index]!;
-      return { runId: run.runId, status: run.status, successfulToolCalls: run.successfulTools.length };
+      return {
+        runId: run.runId,
+        status: run.status,
+        successfulToolCalls: run.successfulTools.length,
+        successfulTools: run.successfulTools,
+      };
     }),
   );
   options.onStage?.('qualifying');

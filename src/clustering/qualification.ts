@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { buildConsensusProcedure } from '../synthesis/consensus-procedure.ts';
 
 /** One run in a cluster, as qualification needs it. */
 export const clusterRunSchema = z.object({
@@ -6,6 +7,8 @@ export const clusterRunSchema = z.object({
   status: z.enum(['completed', 'failed', 'cancelled']),
   /** Tool calls of the run that succeeded. */
   successfulToolCalls: z.number().int().min(0),
+  /** The tools of those calls, in order; when given, the successful runs must share a procedure. */
+  successfulTools: z.array(z.string()).optional(),
 });
 export type ClusterRun = z.infer<typeof clusterRunSchema>;
 
@@ -15,7 +18,7 @@ export interface QualificationThresholds {
   minSteps: number;
 }
 
-export type DisqualificationCode = 'too_few_successful_runs' | 'too_few_steps' | 'low_success_rate';
+export type DisqualificationCode = 'too_few_successful_runs' | 'too_few_steps' | 'low_success_rate' | 'no_shared_procedure';
 
 export interface ClusterAssessment {
   /** Stable within a pass: the cluster's position in the input. */
@@ -50,6 +53,32 @@ export function isSuccessfulSequence(run: ClusterRun, minSteps: number): boolean
 
 function formatRate(rate: number): string {
   return `${(rate * 100).toFixed(1)}%`;
+}
+
+/**
+ * Why the successful runs share no recurring procedure, or undefined when they do: their
+ * consensus (the steps most of them took, in the order they share) must itself have ≥ minSteps
+ * steps and be taken in that order by ≥ minOccurrences of them. Runs that only happen to read
+ * alike and to call ≥ minSteps tools each — off-plan searches and notes in a different order every
+ * time — pass the counts but teach no procedure.
+ */
+function unsharedProcedure(successful: ClusterRun[], thresholds: QualificationThresholds): string | undefined {
+  if (successful.some((run) => run.successfulTools === undefined)) return undefined;
+  const consensus = buildConsensusProcedure(
+    successful.map((run) => ({
+      runId: run.runId,
+      goal: '',
+      toolCalls: run.successfulTools!.map((tool) => ({ tool, success: true })),
+    })),
+  );
+  const core = consensus.steps.flatMap((step, index) => (step.optional ? [] : [index]));
+  const shown = core.map((index) => consensus.steps[index]!.tool).join(' → ') || 'no step';
+  if (core.length < thresholds.minSteps)
+    return `the successful runs share ${core.length} steps (${shown}) < minSteps ${thresholds.minSteps}`;
+  const taking = consensus.runs.filter((run) => core.every((index) => run.stepCalls[index] !== undefined)).length;
+  if (taking < thresholds.minOccurrences)
+    return `only ${taking} of ${successful.length} successful runs take their shared steps in order (${shown}); minOccurrences is ${thresholds.minOccurrences}`;
+  return undefined;
 }
 
 /**
@@ -113,6 +142,11 @@ export function assessClusters(clusters: ClusterRun[][], thresholds: Qualificati
         },
       };
     }
+    const unshared = unsharedProcedure(
+      runs.filter((run) => isSuccessfulSequence(run, thresholds.minSteps)),
+      thresholds,
+    );
+    if (unshared) return { ...base, qualifies: false, reason: { code: 'no_shared_procedure', message: unshared } };
     return { ...base, qualifies: true };
   });
 

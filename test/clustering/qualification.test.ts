@@ -44,6 +44,52 @@ describe('cluster qualification', () => {
     expect(assessment).toMatchObject({ tooShortRuns: 3, attempts: 1, successRate: 1 });
   });
 
+  it('refuses runs that pass the counts but share no procedure, naming what they share', () => {
+    const run = (...tools: string[]): ClusterRun => ({
+      runId: `r${counter++}`,
+      status: 'completed',
+      successfulToolCalls: tools.length,
+      successfulTools: tools,
+    });
+    // three one-off questions that read alike, each answered with off-plan calls in its own order
+    const [twoShared] = assessClusters(
+      [
+        [
+          run('web.search', 'web.search', 'fs.read'),
+          run('web.search', 'web.search', 'shell.exec'),
+          run('web.search', 'memory.recall', 'web.search'),
+        ],
+      ],
+      thresholds,
+    );
+    expect(twoShared).toMatchObject({ qualifies: false, successfulRuns: 3 });
+    expect(twoShared!.reason).toEqual({
+      code: 'no_shared_procedure',
+      message: 'the successful runs share 2 steps (web.search → web.search) < minSteps 3',
+    });
+    const [noOrder] = assessClusters(
+      [
+        [
+          run('web.search', 'memory.recall', 'shell.exec'),
+          run('notes.write', 'web.search', 'memory.recall'),
+          run('memory.recall', 'notes.write', 'web.search'),
+        ],
+      ],
+      thresholds,
+    );
+    expect(noOrder!.reason).toEqual({
+      code: 'no_shared_procedure',
+      message:
+        'only 1 of 3 successful runs take their shared steps in order (notes.write → web.search → memory.recall); minOccurrences is 3',
+    });
+    // a procedure with an optional step and an off-plan call: shared, so it qualifies
+    const [shared] = assessClusters(
+      [[run('a', 'b', 'c'), run('a', 'b', 'x', 'c'), run('a', 'web.search', 'b', 'c'), run('a', 'b', 'c', 'd')]],
+      thresholds,
+    );
+    expect(shared).toMatchObject({ qualifies: true, rank: 1 });
+  });
+
   it('ranks qualifying clusters by value (successful runs × success rate) and drops none of them', () => {
     const clusters = [
       [ok(), ok(), ok()],
