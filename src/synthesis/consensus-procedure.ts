@@ -49,6 +49,7 @@ export interface ConsensusProcedure {
 const MIN_OPTIONAL_RUNS = 2;
 const MIN_OPTIONAL_SHARE = 0.15;
 const MAX_OPTIONAL_STEPS = 5;
+const MAX_TIED_CANDIDATES = 64;
 
 /**
  * A run's steps: its successful calls, in order. A retry's failed attempts drop out, so the
@@ -105,8 +106,12 @@ function centralProjection(projections: string[][]): string[] {
   const top = Math.max(0, ...[...counts.values()].map((entry) => entry.count));
   const centrality = (tools: string[]) =>
     [...counts.values()].reduce((sum, other) => sum + other.count * toolSequenceSimilarity(tools, other.tools), 0);
+  // At most MAX_TIED_CANDIDATES candidates (by key), so a large cluster of all-different runs costs
+  // candidates × distinct comparisons, not distinct².
   const tied = [...counts.entries()]
     .filter(([, entry]) => entry.count === top)
+    .sort((a, b) => compareText(a[0], b[0]))
+    .slice(0, MAX_TIED_CANDIDATES)
     .map(([key, entry]) => ({ key, tools: entry.tools, centrality: centrality(entry.tools) }));
   return tied.sort((a, b) => b.centrality - a.centrality || compareText(a.key, b.key))[0]?.tools ?? [];
 }
