@@ -195,17 +195,15 @@ class GatedConnection {
             return;
           }
         }
-        const message = this.messages.shift()!;
-        const type = message[0];
-        if (type === 0x58 /* X: Terminate */) {
+        if (this.messages[0]![0] === 0x58 /* X: Terminate */) {
           // The socket's close event releases the backend (close() waits for this pump to end).
           this.messages.length = 0;
           this.socket.end();
           return;
         }
-        if (type === 0x50 /* P: Parse */ && message[5] !== 0) this.sticky = true;
+        const batch = this.takeSequence();
         this.midSequence = true;
-        const answer = await this.db.runExclusive(() => this.db.execProtocolRaw(message));
+        const answer = await exchange(this.db, batch);
         const status = lastReadyStatus(answer);
         if (status !== undefined) {
           this.midSequence = false;
@@ -217,6 +215,24 @@ class GatedConnection {
     } finally {
       this.pumping = false;
     }
+  }
+
+  /**
+   * The queued messages up to and including the first that ends a sequence (Sync, Query), or all
+   * of them (stopping before a Terminate): a client's Parse/Bind/Describe/Execute/Sync arrive
+   * together, and the backend takes them in one call instead of five. A sequence never runs past
+   * its end, so another connection waiting for the idle backend gets it as soon as before.
+   */
+  private takeSequence(): Buffer {
+    const taken: Buffer[] = [];
+    while (this.messages.length > 0 && this.messages[0]![0] !== 0x58 /* X: Terminate */) {
+      const message = this.messages.shift()!;
+      taken.push(message);
+      const type = message[0];
+      if (type === 0x50 /* P: Parse */ && message[5] !== 0) this.sticky = true;
+      if (type === 0x53 /* S: Sync */ || type === 0x51 /* Q: Query */) break;
+    }
+    return taken.length === 1 ? taken[0]! : Buffer.concat(taken);
   }
 
   private refuse(code: string, message: string): void {
@@ -235,17 +251,30 @@ class GatedConnection {
     while (this.pumping && this.gate.owns(this)) await new Promise((done) => setImmediate(done));
     if (this.gate.owns(this)) {
       try {
-        await this.db.runExclusive(async () => {
-          if (this.midSequence) await this.db.execProtocolRaw(SYNC);
-          if (this.db.isInTransaction()) await this.db.execProtocolRaw(simpleQuery('ROLLBACK'));
-          if (this.sticky) await this.db.execProtocolRaw(simpleQuery('DEALLOCATE ALL'));
-        });
+        if (this.midSequence) await exchange(this.db, SYNC);
+        if (this.db.isInTransaction()) await exchange(this.db, simpleQuery('ROLLBACK'));
+        if (this.sticky) await exchange(this.db, simpleQuery('DEALLOCATE ALL'));
       } finally {
         this.gate.release(this);
       }
     }
     this.onClosed();
   }
+}
+
+/**
+ * Messages in, the backend's answer bytes out, untouched. Not execProtocolRaw: it also parses
+ * every answer message in JS and keeps each one in a list nothing empties (PGlite's result
+ * tracking for its own query API) — more CPU than Postgres itself spends on a statement, and
+ * memory that grows with every row served. The raw stream hands the bytes over as they are made.
+ * PGlite keeps the last stream callback for later raw calls: once served, the instance is spoken
+ * to only through here (db.close() after the server stops ends it without reading its answer).
+ */
+async function exchange(db: PGlite, messages: Uint8Array): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  await db.runExclusive(() => db.execProtocolRawStream(messages, { onRawData: (chunk) => chunks.push(chunk.slice()) }));
+  if (chunks.length === 1) return chunks[0]!;
+  return Buffer.concat(chunks);
 }
 
 function simpleQuery(sql: string): Buffer {

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../src/infra/embedded-postgres.ts';
@@ -121,6 +123,27 @@ describe('embedded database under concurrent connections', () => {
       await next.query('COMMIT');
     } finally {
       await next.end();
+    }
+  });
+  it('keeps nothing of what it served: 40 MB of rows through one connection leave the heap as it was', async () => {
+    // PGlite's execProtocolRaw parses every answer message and keeps it in a list nothing empties:
+    // a long-running embedded stack grew with every row it served, and paid the parsing in CPU.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const client = new pg.Client({ connectionString: database.url });
+    await client.connect();
+    try {
+      const serve = async () => {
+        for (let i = 0; i < 200; i++) await client.query("SELECT repeat('x', 20000) FROM generate_series(1, 10)");
+      };
+      await serve();
+      gc();
+      const before = process.memoryUsage().heapUsed;
+      await serve();
+      gc();
+      expect(process.memoryUsage().heapUsed - before).toBeLessThan(10_000_000);
+    } finally {
+      await client.end();
     }
   });
 });
