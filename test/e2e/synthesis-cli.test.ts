@@ -33,6 +33,11 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
     harness = await startSynthesisHarness(database, synthesisTestConfig({ taskQueue: `cli-${Date.now()}` }));
     env = cliEnvironment(database, harness);
     await ingest(database, taskRuns('rotate', GOALS, TOOLS, { tenantId: 'cli' }), 'cli');
+    // For the cancel below: enough goals that embedding takes seconds, so the cancel lands on a
+    // running pass. Ingested here, not in the test: the ingest is not what it checks, and it took a
+    // third of the test's time on a loaded machine.
+    const cancelRuns = generateRuns({ seed: 12, runs: 1500, tenantId: 'cli-cancel' }).map(({ report }) => report);
+    for (let start = 0; start < cancelRuns.length; start += 500) await ingest(database, cancelRuns.slice(start, start + 500), 'cli-cancel');
   });
 
   afterAll(async () => {
@@ -68,14 +73,27 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
     expect(run.stdout).toMatch(/completed\n {2}runs seen 0, sequences 0/);
   });
 
-  it('recall prints the learned skill; a disabled procedure is not recalled; enable brings it back', async () => {
+  // Recall, then disable and enable what it found: two tests, so that neither runs near its
+  // timeout on a busy machine (each recall is a process that loads the model).
+  let recalledName: string;
+
+  it('recall prints the learned skill; disabling an unknown procedure is refused', async () => {
+    // Refused without changing anything: it runs beside the recall.
+    const missingRun = runSkillsmith(['procedures', 'disable', 'no-such-skill', '--tenant', 'cli'], env);
     const recalled = JSON.parse(
       (await runSkillsmith(['recall', 'rotate the payments API key please', '--json', '--tenant', 'cli'], env)).stdout,
     );
     expect(recalled.matches).toHaveLength(1);
-    const name = recalled.matches[0].name;
+    recalledName = recalled.matches[0].name;
     expect(recalled.matches[0]).toMatchObject({ revision: 1, toolsRequired: TOOLS });
 
+    const missing = await missingRun;
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe('skillsmith: no procedure named "no-such-skill" in tenant cli\n');
+  });
+
+  it('a disabled procedure is not recalled; enable brings it back', async () => {
+    const name = recalledName;
     const disabled = await runSkillsmith(['procedures', 'disable', name, '--json', '--tenant', 'cli'], env);
     expect(JSON.parse(disabled.stdout)).toMatchObject({ name, enabled: false });
     expect(
@@ -85,15 +103,10 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
     expect(
       JSON.parse((await runSkillsmith(['recall', 'rotate the payments API key please', '--json', '--tenant', 'cli'], env)).stdout).matches,
     ).toHaveLength(1);
-
-    const missing = await runSkillsmith(['procedures', 'disable', 'no-such-skill', '--tenant', 'cli'], env);
-    expect(missing.code).toBe(1);
-    expect(missing.stderr).toBe('skillsmith: no procedure named "no-such-skill" in tenant cli\n');
   });
 
-  // The four tests below change nothing another reads (the schedule's tenant runs no pass, the
-  // cancelled pass has a tenant of its own) and mostly wait on child processes, Temporal and a
-  // connect timeout: they run side by side.
+  // The three tests below change nothing another reads (the cancelled pass has a tenant of its
+  // own) and mostly wait on child processes, Temporal and a connect timeout: they run side by side.
   it.concurrent('recall refuses an empty goal and a bad --top-k, one line each', async ({ expect }) => {
     const [empty, topK] = await Promise.all([
       runSkillsmith(['recall', '  ', '--tenant', 'cli'], env),
@@ -105,39 +118,7 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
     expect(topK.stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  it.concurrent('schedule set / show / pause / resume / delete manage a Temporal Schedule with overlap skip', async ({ expect }) => {
-    // Refused before it reaches Temporal: nothing it could change, so it runs beside the rest.
-    const badRun = runSkillsmith(['schedule', 'set', '--every', 'daily', '--tenant', 'cli'], env);
-    const set = await runSkillsmith(['schedule', 'set', '--every', '24h', '--json', '--tenant', 'cli'], env);
-    expect(set.code).toBe(0);
-    expect(JSON.parse(set.stdout)).toMatchObject({ scheduleId: 'synthesis/cli', paused: false });
-    const description = await harness.client.schedule.getHandle('synthesis/cli').describe();
-    expect(description.policies.overlap).toBe('SKIP');
-    expect(description.action).toMatchObject({ workflowType: 'synthesisPass', taskQueue: harness.config.temporal.taskQueue });
-
-    expect((await runSkillsmith(['schedule', 'show', '--tenant', 'cli'], env)).stdout).toMatch(/^synthesis\/cli: every 24h\n/);
-    await runSkillsmith(['schedule', 'pause', '--tenant', 'cli'], env);
-    expect(JSON.parse((await runSkillsmith(['schedule', 'show', '--json', '--tenant', 'cli'], env)).stdout)).toMatchObject({
-      paused: true,
-    });
-    await runSkillsmith(['schedule', 'resume', '--tenant', 'cli'], env);
-    expect(JSON.parse((await runSkillsmith(['schedule', 'show', '--json', '--tenant', 'cli'], env)).stdout)).toMatchObject({
-      paused: false,
-    });
-    expect((await runSkillsmith(['schedule', 'delete', '--tenant', 'cli'], env)).code).toBe(0);
-    const gone = await runSkillsmith(['schedule', 'show', '--tenant', 'cli'], env);
-    expect(gone.code).toBe(1);
-    expect(gone.stderr).toMatch(/no schedule synthesis\/cli: create one with/);
-
-    const bad = await badRun;
-    expect(bad.code).toBe(1);
-    expect(bad.stderr).toMatch(/invalid --every "daily"/);
-  });
-
   it.concurrent('passes cancel stops a running pass, which is recorded as cancelled', async ({ expect }) => {
-    // Enough goals that embedding takes seconds: the cancel lands on a running pass.
-    const runs = generateRuns({ seed: 12, runs: 1500, tenantId: 'cli-cancel' }).map(({ report }) => report);
-    for (let start = 0; start < runs.length; start += 500) await ingest(database, runs.slice(start, start + 500), 'cli-cancel');
     const handle = await harness.startPass({ tenantId: 'cli-cancel' });
     const cancelled = await runSkillsmith(['passes', 'cancel', handle.workflowId, '--json', '--tenant', 'cli-cancel'], env);
     expect(cancelled.code).toBe(0);
@@ -161,5 +142,46 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
     const run = await runSkillsmith(['synthesize', '--tenant', 'cli'], { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}` });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(/^skillsmith: Temporal at 127\.0\.0\.1:\d+ does not answer/);
+  });
+
+  // One schedule through its life, one CLI step after another: three tests, so that none of them
+  // runs near its timeout when the machine is busy (each CLI call is a process of its own).
+  describe('schedule set / show / pause / resume / delete manage a Temporal Schedule with overlap skip', () => {
+    it('set creates it with overlap skip on the pass task queue, show prints it as written; a bad --every is refused', async () => {
+      // Refused before it reaches Temporal: nothing it could change, so it runs beside the rest.
+      const badRun = runSkillsmith(['schedule', 'set', '--every', 'daily', '--tenant', 'cli'], env);
+      const set = await runSkillsmith(['schedule', 'set', '--every', '24h', '--json', '--tenant', 'cli'], env);
+      expect(set.code).toBe(0);
+      expect(JSON.parse(set.stdout)).toMatchObject({ scheduleId: 'synthesis/cli', paused: false });
+      const [description, shown] = await Promise.all([
+        harness.client.schedule.getHandle('synthesis/cli').describe(),
+        runSkillsmith(['schedule', 'show', '--tenant', 'cli'], env),
+      ]);
+      expect(description.policies.overlap).toBe('SKIP');
+      expect(description.action).toMatchObject({ workflowType: 'synthesisPass', taskQueue: harness.config.temporal.taskQueue });
+      expect(shown.stdout).toMatch(/^synthesis\/cli: every 24h\n/);
+
+      const bad = await badRun;
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(/invalid --every "daily"/);
+    });
+
+    it('pause and resume show in schedule show --json', async () => {
+      await runSkillsmith(['schedule', 'pause', '--tenant', 'cli'], env);
+      expect(JSON.parse((await runSkillsmith(['schedule', 'show', '--json', '--tenant', 'cli'], env)).stdout)).toMatchObject({
+        paused: true,
+      });
+      await runSkillsmith(['schedule', 'resume', '--tenant', 'cli'], env);
+      expect(JSON.parse((await runSkillsmith(['schedule', 'show', '--json', '--tenant', 'cli'], env)).stdout)).toMatchObject({
+        paused: false,
+      });
+    });
+
+    it('delete removes it; show then says how to create one', async () => {
+      expect((await runSkillsmith(['schedule', 'delete', '--tenant', 'cli'], env)).code).toBe(0);
+      const gone = await runSkillsmith(['schedule', 'show', '--tenant', 'cli'], env);
+      expect(gone.code).toBe(1);
+      expect(gone.stderr).toMatch(/no schedule synthesis\/cli: create one with/);
+    });
   });
 });
