@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { buildConsensusProcedure } from '../synthesis/consensus-procedure.ts';
+import { buildConsensusProcedure } from './consensus-procedure.ts';
 
 /** One run in a cluster, as qualification needs it. */
 export const clusterRunSchema = z.object({

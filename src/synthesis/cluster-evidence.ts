@@ -1,5 +1,5 @@
 import type { ConsensusStep } from '../procedures/procedure.ts';
-import { buildConsensusProcedure, successfulSteps, type AlignedRun, type ProcedureCall } from './consensus-procedure.ts';
+import { buildConsensusProcedure, successfulSteps, type AlignedRun, type ProcedureCall } from '../clustering/consensus-procedure.ts';
 import { isStopWord, sharedGoalWords, slotVocabulary, stem, wordsOf, type SlotVocabulary } from './goal-words.ts';
 import {
   caseless,

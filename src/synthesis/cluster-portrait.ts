@@ -6,7 +6,7 @@ import { selectRunGoals, selectRunsForExtraction } from '../runs/run-repository.
 import type { Queryable } from '../store/database.ts';
 import type { PassCluster } from './pass-record.ts';
 import { clipLine } from './skill-naming.ts';
-import { buildConsensusProcedure } from './consensus-procedure.ts';
+import { buildConsensusProcedure } from '../clustering/consensus-procedure.ts';
 
 /**
  * What a cluster is, for a person tuning τ (`skillsmith clusters`): its most typical goal, the

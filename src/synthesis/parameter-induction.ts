@@ -1,4 +1,4 @@
-import type { ConsensusProcedure } from './consensus-procedure.ts';
+import type { ConsensusProcedure } from '../clustering/consensus-procedure.ts';
 import { isStopWord, toolWords } from './goal-words.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { toolSequenceSimilarity } from '../procedures/tool-sequence.ts';
+import { toolSequenceSimilarity } from './tool-sequence-similarity.ts';
 
 /**
  * The procedure a cluster's successful runs share, robust to optional steps and retries:
@@ -105,7 +105,7 @@ function centralProjection(projections: string[][]): string[] {
   }
   const top = Math.max(0, ...[...counts.values()].map((entry) => entry.count));
   const centrality = (tools: string[]) =>
-    [...counts.values()].reduce((sum, other) => sum + other.count * toolSequenceSimilarity(tools, other.tools), 0);
+    [...counts.values()].reduce((sum, other) => sum + other.count * toolSequenceSimilarity({ tools }, { tools: other.tools }), 0);
   // At most MAX_TIED_CANDIDATES candidates (by key), so a large cluster of all-different runs costs
   // candidates × distinct comparisons, not distinct².
   const tied = [...counts.entries()]
