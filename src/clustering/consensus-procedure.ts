@@ -80,14 +80,19 @@ function align(calls: ProcedureCall[], steps: Array<{ tool: string }>): Array<nu
   return stepCalls;
 }
 
-function mostFrequent<T>(items: T[], key: (item: T) => string): T | undefined {
+/** How many items share each key, with the first item of each. */
+function tally<T>(items: T[], key: (item: T) => string): Map<string, { count: number; item: T }> {
   const counts = new Map<string, { count: number; item: T }>();
   for (const item of items) {
     const entry = counts.get(key(item)) ?? { count: 0, item };
     entry.count += 1;
     counts.set(key(item), entry);
   }
-  return [...counts.entries()].sort((a, b) => b[1].count - a[1].count || compareText(a[0], b[0]))[0]?.[1].item;
+  return counts;
+}
+
+function mostFrequent<T>(items: T[], key: (item: T) => string): T | undefined {
+  return [...tally(items, key).entries()].sort((a, b) => b[1].count - a[1].count || compareText(a[0], b[0]))[0]?.[1].item;
 }
 
 /**
@@ -96,23 +101,17 @@ function mostFrequent<T>(items: T[], key: (item: T) => string): T | undefined {
  * medoid by sequence similarity — so the order is the runs', never the tools' alphabetical one.
  */
 function centralProjection(projections: string[][]): string[] {
-  const counts = new Map<string, { count: number; tools: string[] }>();
-  for (const tools of projections) {
-    const key = tools.join('\u0000');
-    const entry = counts.get(key) ?? { count: 0, tools };
-    entry.count += 1;
-    counts.set(key, entry);
-  }
+  const counts = tally(projections, (tools) => tools.join('\u0000'));
   const top = Math.max(0, ...[...counts.values()].map((entry) => entry.count));
   const centrality = (tools: string[]) =>
-    [...counts.values()].reduce((sum, other) => sum + other.count * toolSequenceSimilarity({ tools }, { tools: other.tools }), 0);
+    [...counts.values()].reduce((sum, other) => sum + other.count * toolSequenceSimilarity({ tools }, { tools: other.item }), 0);
   // At most MAX_TIED_CANDIDATES candidates (by key), so a large cluster of all-different runs costs
   // candidates × distinct comparisons, not distinct².
   const tied = [...counts.entries()]
     .filter(([, entry]) => entry.count === top)
     .sort((a, b) => compareText(a[0], b[0]))
     .slice(0, MAX_TIED_CANDIDATES)
-    .map(([key, entry]) => ({ key, tools: entry.tools, centrality: centrality(entry.tools) }));
+    .map(([key, entry]) => ({ key, tools: entry.item, centrality: centrality(entry.item) }));
   return tied.sort((a, b) => b.centrality - a.centrality || compareText(a.key, b.key))[0]?.tools ?? [];
 }
 

@@ -196,9 +196,10 @@ function readLogTail(file: string): string {
   let fd: number | undefined;
   try {
     fd = openSync(file, 'r');
-    const length = Math.min(fstatSync(fd).size, 64 * 1024);
+    const size = fstatSync(fd).size;
+    const length = Math.min(size, 64 * 1024);
     const buffer = Buffer.alloc(length);
-    readSync(fd, buffer, 0, length, fstatSync(fd).size - length);
+    readSync(fd, buffer, 0, length, size - length);
     return buffer.toString();
   } catch {
     return '';

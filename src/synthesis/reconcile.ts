@@ -185,32 +185,24 @@ export function matchProcedure(
   procedures: ProcedureProfile[],
   thresholds: ReconcileThresholds,
 ): ProcedureMatch | undefined {
-  const scored = procedures.map(({ procedure, goalCentroid, optionalTools }) => ({
-    target: procedure,
-    sequenceSimilarity: toolSequenceSimilarity(
-      cluster.tools,
-      procedure.toolSequence.map((step) => step.tool),
-    ),
+  const scored = procedures.map(({ procedure, goalCentroid, optionalTools }) => {
+    const tools = procedure.toolSequence.map((step) => step.tool);
     // Either side's own runs are evidence: the cluster's, or the runs the procedure counted.
-    optionalApart: sameUpToOptionalSteps(
-      cluster.tools,
-      procedure.toolSequence.map((step) => step.tool),
-      [...(cluster.optionalTools ?? []), ...(optionalTools ?? [])],
-    ),
-    reordered: sameStepsReordered(
-      cluster.tools,
-      procedure.toolSequence.map((step) => step.tool),
-      [...(cluster.optionalTools ?? []), ...(optionalTools ?? [])],
-    ),
-    goalSimilarity:
+    const optional = [...(cluster.optionalTools ?? []), ...(optionalTools ?? [])];
+    const centroids =
       cluster.goalCentroid && goalCentroid && goalCentroid.length === cluster.goalCentroid.length
-        ? cosine(cluster.goalCentroid, goalCentroid)
-        : null,
-    goalAffinity:
-      cluster.goalCentroid && goalCentroid && goalCentroid.length === cluster.goalCentroid.length
-        ? goalAffinity(cluster.goalCentroid, goalCentroid)
-        : null,
-  }));
+        ? { cluster: cluster.goalCentroid, procedure: goalCentroid }
+        : null;
+    return {
+      target: procedure,
+      sequenceSimilarity: toolSequenceSimilarity(cluster.tools, tools),
+      optionalApart: sameUpToOptionalSteps(cluster.tools, tools, optional),
+      oneStepApart: oneStepApart(cluster.tools, tools),
+      reordered: sameStepsReordered(cluster.tools, tools, optional),
+      goalSimilarity: centroids ? cosine(centroids.cluster, centroids.procedure) : null,
+      goalAffinity: centroids ? goalAffinity(centroids.cluster, centroids.procedure) : null,
+    };
+  });
   const goal = (candidate: { goalSimilarity: number | null }) => candidate.goalSimilarity ?? -1;
   const sameKindOfGoal = (candidate: { goalSimilarity: number | null; goalAffinity: number | null }) =>
     goal(candidate) >= thresholds.sameKindOfGoal || (candidate.goalAffinity ?? -1) >= SAME_KIND_GOAL_AFFINITY;
@@ -219,12 +211,7 @@ export function matchProcedure(
       (candidate) =>
         candidate.sequenceSimilarity === 1 ||
         candidate.optionalApart ||
-        (((candidate.sequenceSimilarity >= SAME_PROCEDURE_SEQUENCE_SIMILARITY &&
-          oneStepApart(
-            cluster.tools,
-            candidate.target.toolSequence.map((step) => step.tool),
-          )) ||
-          candidate.reordered) &&
+        (((candidate.sequenceSimilarity >= SAME_PROCEDURE_SEQUENCE_SIMILARITY && candidate.oneStepApart) || candidate.reordered) &&
           sameKindOfGoal(candidate)),
     )
     .sort(
