@@ -46,7 +46,8 @@ describe('skillsmith models pull', () => {
 
   it('re-provisions a model whose file no longer matches its sha256', async () => {
     const modelDir = join(scratch, 'models');
-    await cp(testModelDir, modelDir, { recursive: true });
+    // dereference: a models directory that is a symlink (a shared cache) is copied, not linked to and then tampered with.
+    await cp(testModelDir, modelDir, { recursive: true, dereference: true });
     const tampered = join(modelDir, testEmbeddingModel.modelId, 'tokenizer.json');
     await writeFile(tampered, '{}');
     expect(await isModelPresent(modelDir)).toBe(false);
