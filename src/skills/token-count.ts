@@ -23,12 +23,19 @@ const REMEMBERED_FROM_LENGTH = 4096;
 const REMEMBERED_COUNTS = 256;
 const remembered = new Map<string, number>();
 
+/**
+ * A text is counted as it would reach a model as text: a special token's spelling in it
+ * (`<|endoftext|>` in a skill about tokenizers) is ordinary characters, neither refused (the
+ * encoder's default throws a bare Error, so such a body failed to install) nor one token.
+ */
+const encodeAsText = (text: string) => sharedEncoder().encode(text, [], []).length;
+
 export function countTokens(text: string): number {
   if (text.length === 0) return 0;
-  if (text.length < REMEMBERED_FROM_LENGTH) return sharedEncoder().encode(text).length;
+  if (text.length < REMEMBERED_FROM_LENGTH) return encodeAsText(text);
   const digest = createHash('sha256').update(text).digest('base64');
   let count = remembered.get(digest);
-  if (count === undefined) count = sharedEncoder().encode(text).length;
+  if (count === undefined) count = encodeAsText(text);
   // Most recently used last: the first key is the one to forget.
   remembered.delete(digest);
   remembered.set(digest, count);

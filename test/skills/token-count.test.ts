@@ -22,4 +22,15 @@ describe('countTokens', () => {
     expect(countTokens('short text')).toBe(exact('short text'));
     expect(countTokens('')).toBe(0);
   });
+
+  it('counts the spelling of a special token as ordinary text, short or long, rather than refusing it', () => {
+    const short = 'Explain that <|endoftext|> ends a document and <|fim_prefix|> starts an infill.';
+    // What the encoder's default does with it: refuse the whole text.
+    expect(() => encoder.encode(short)).toThrow(/special token/);
+    expect(countTokens(short)).toBe(encoder.encode(short, [], []).length);
+    // Ordinary characters, not the one special token.
+    expect(countTokens('<|endoftext|>')).toBeGreaterThan(1);
+    const longText = `${long(7)}\n<|endoftext|>\n`;
+    expect(countTokens(longText)).toBe(encoder.encode(longText, [], []).length);
+  });
 });

@@ -81,6 +81,13 @@ describe('validateSkillPackage', () => {
     expect(validated.metadataTokens).toBeLessThanOrEqual(75);
   });
 
+  it('accepts a body and a description that spell a special token (a skill about tokenizers), counting them as text', () => {
+    const body = '# Instructions\n\n1. Stop the completion at `<|endoftext|>`.';
+    const validated = validateSkillPackage(skillPackage({ description: 'Trim a completion at <|endoftext|>.' }, { body }), options);
+    expect(validated.bodyTokens).toBe(countTokens(body));
+    expect(validated.bodyTokens).toBeGreaterThan(countTokens('# Instructions\n\n1. Stop the completion at ``.'));
+  });
+
   it("accepts the 002 spec's own example, folding its two-line plain description into one line", () => {
     const text = [
       '---',
