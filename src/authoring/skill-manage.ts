@@ -304,20 +304,27 @@ export function createSkillManage(dependencies: SkillManageDependencies): SkillM
       const earlier = await findReplay(pool, invocation);
       if (earlier) return earlier;
 
+      // The state read below may already hold this invocation's own concurrent delivery, committed
+      // since findReplay: a taken name or a moved revision is then that delivery's, replayed, not refused.
       const active = await repository.findRevision(context.tenantId, { name: request.name, revision: null });
-      const stateDenied = currentStateDenial(context, request, active);
+      let stateDenied: ReturnType<typeof currentStateDenial>;
+      try {
+        stateDenied = currentStateDenial(context, request, active);
+      } catch (error) {
+        return afterRace(invocation, error);
+      }
       if (stateDenied) return deny(pool, invocation, stateDenied);
 
       if (request.operation === 'archive') {
         // currentStateDenial has refused an archive without an active revision.
         const archiveConflict = revisionConflict(request, active!.revision);
-        if (archiveConflict) return conflict(pool, invocation, archiveConflict);
+        if (archiveConflict) return (await findReplay(pool, invocation)) ?? conflict(pool, invocation, archiveConflict);
         return archive(invocation, request.expectedRevision);
       }
 
       const latest = await repository.latestRevision(context.tenantId, request.name);
       const editConflict = revisionConflict(request, latest);
-      if (editConflict) return conflict(pool, invocation, editConflict);
+      if (editConflict) return (await findReplay(pool, invocation)) ?? conflict(pool, invocation, editConflict);
 
       const skillPackage = await proposedPackage(context.tenantId, request, active);
       // Validate before anything is written: a bad package is a named SkillValidationError.

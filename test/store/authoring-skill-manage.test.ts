@@ -266,6 +266,47 @@ describe('skill_manage idempotency (invocation id + canonical argument hash)', (
     expect(Number(rows.rows[0]!.count)).toBe(2);
   });
 
+  it('a delivery that reads the skill after its own twin committed replays it (create and patch), on any timing', async () => {
+    // The race the test above meets only by chance: this delivery has looked for a replay and found
+    // none, and its twin commits before it reads the skill's state.
+    let twin: (() => Promise<unknown>) | undefined;
+    const afterTwin = async () => {
+      const deliver = twin;
+      twin = undefined;
+      await deliver?.();
+    };
+    const lagging = createSkillManage({
+      pool: database.pool,
+      repository: {
+        ...repository,
+        findRevision: async (...args) => (await afterTwin(), repository.findRevision(...args)),
+        latestRevision: async (...args) => (await afterTwin(), repository.latestRevision(...args)),
+      },
+      defaultLicense: 'Apache-2.0',
+      settings: { enabled: true, approvalProfile: 'none' },
+      activation: services.rollout,
+    });
+    const create = createRequest('twin-delivered');
+    twin = () => skills.manage(trustedContext(tenant, 'inv-twin-create'), create);
+    expect(await lagging.manage(trustedContext(tenant, 'inv-twin-create'), create)).toMatchObject({
+      status: 'installed',
+      revision: 1,
+      replayed: true,
+    });
+    const patch = { operation: 'patch', name: 'twin-delivered', expectedRevision: 1, skillMd: skillMd('twin-delivered', '# Twin') };
+    twin = () => skills.manage(trustedContext(tenant, 'inv-twin-patch'), patch);
+    expect(await lagging.manage(trustedContext(tenant, 'inv-twin-patch'), patch)).toMatchObject({
+      status: 'installed',
+      revision: 2,
+      replayed: true,
+    });
+    const rows = await database.pool.query<{ count: string }>(
+      `SELECT count(*) AS count FROM skill_revisions WHERE tenant_id = $1 AND name = 'twin-delivered'`,
+      [tenant],
+    );
+    expect(Number(rows.rows[0]!.count)).toBe(2);
+  });
+
   it('refuses the same invocation id with different arguments, naming the reuse, and writes nothing', async () => {
     const before = await countSkillRows(database.pool, tenant);
     await expect(
