@@ -311,7 +311,8 @@ export function createSkillManage(dependencies: SkillManageDependencies): SkillM
       try {
         stateDenied = currentStateDenial(context, request, active);
       } catch (error) {
-        return afterRace(invocation, error);
+        // A create finds the name taken, an archive finds no active revision: by its twin, or not.
+        return (await findReplay(pool, invocation)) ?? afterRace(invocation, error);
       }
       if (stateDenied) return deny(pool, invocation, stateDenied);
 

@@ -266,7 +266,7 @@ describe('skill_manage idempotency (invocation id + canonical argument hash)', (
     expect(Number(rows.rows[0]!.count)).toBe(2);
   });
 
-  it('a delivery that reads the skill after its own twin committed replays it (create and patch), on any timing', async () => {
+  it('a delivery that reads the skill after its own twin committed replays it (create, patch, archive), on any timing', async () => {
     // The race the test above meets only by chance: this delivery has looked for a replay and found
     // none, and its twin commits before it reads the skill's state.
     let twin: (() => Promise<unknown>) | undefined;
@@ -305,6 +305,17 @@ describe('skill_manage idempotency (invocation id + canonical argument hash)', (
       [tenant],
     );
     expect(Number(rows.rows[0]!.count)).toBe(2);
+    // Archiving the later revision leaves the earlier active (a revision conflict for the lagging
+    // read); archiving a skill's only revision leaves none (SkillNotFound): both are the twin's.
+    for (const [name, expectedRevision] of [
+      ['twin-delivered', 2],
+      ['twin-single', 1],
+    ] as const) {
+      if (name === 'twin-single') await skills.manage(trustedContext(tenant, 'inv-twin-single'), createRequest(name));
+      const archive = { operation: 'archive', name, expectedRevision };
+      twin = () => skills.manage(trustedContext(tenant, `inv-twin-archive-${name}`), archive);
+      expect(await lagging.manage(trustedContext(tenant, `inv-twin-archive-${name}`), archive)).toMatchObject({ replayed: true });
+    }
   });
 
   it('refuses the same invocation id with different arguments, naming the reuse, and writes nothing', async () => {
