@@ -44,7 +44,8 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
     // Two cores, but files wait on Temporal timers and child processes much of the time: three at
-    // once measured 415 s against 452 s for two (2026-12-01), the slowest test still far from its timeout.
+    // once measured 415 s against 452 s for two (2026-12-01), the slowest test still far from its timeout;
+    // with the forks shared (below), four took 325 s against 304–308 s for three (2026-12-02).
     // The forks live for the whole run (minForks = maxForks): tinypool ends a fork that falls idle while
     // more forks than minForks exist, and with isolate off that ending raced a fork still loading its
     // next file — "Terminating worker thread", vitest exiting 1 before its summary, an orphaned fork.
