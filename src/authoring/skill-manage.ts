@@ -312,7 +312,9 @@ export function createSkillManage(dependencies: SkillManageDependencies): SkillM
         stateDenied = currentStateDenial(context, request, active);
       } catch (error) {
         // A create finds the name taken, an archive finds no active revision: by its twin, or not.
-        return (await findReplay(pool, invocation)) ?? afterRace(invocation, error);
+        const raced = await findReplay(pool, invocation);
+        if (raced) return raced;
+        throw error;
       }
       if (stateDenied) return deny(pool, invocation, stateDenied);
 

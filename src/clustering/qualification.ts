@@ -91,7 +91,8 @@ function unsharedProcedure(successful: ClusterRun[], thresholds: QualificationTh
  */
 export function assessClusters(clusters: ClusterRun[][], thresholds: QualificationThresholds): ClusterAssessment[] {
   const assessments = clusters.map((runs, clusterIndex): ClusterAssessment => {
-    const successfulRuns = runs.filter((run) => isSuccessfulSequence(run, thresholds.minSteps)).length;
+    const successful = runs.filter((run) => isSuccessfulSequence(run, thresholds.minSteps));
+    const successfulRuns = successful.length;
     const completedRuns = runs.filter((run) => run.status === 'completed');
     const failedRuns = runs.length - completedRuns.length;
     const tooShortRuns = completedRuns.length - successfulRuns;
@@ -142,10 +143,7 @@ export function assessClusters(clusters: ClusterRun[][], thresholds: Qualificati
         },
       };
     }
-    const unshared = unsharedProcedure(
-      runs.filter((run) => isSuccessfulSequence(run, thresholds.minSteps)),
-      thresholds,
-    );
+    const unshared = unsharedProcedure(successful, thresholds);
     if (unshared) return { ...base, qualifies: false, reason: { code: 'no_shared_procedure', message: unshared } };
     return { ...base, qualifies: true };
   });
