@@ -5,7 +5,7 @@ import { createActivities } from '../activities/index.ts';
 import type { ActivityDependencies } from '../activities/dependencies.ts';
 import type { Logger } from '../src/logger.ts';
 import { sdkLogger } from './sdk-logger.ts';
-import { currentWorkflowBundle } from './workflow-bundle.ts';
+import { currentWorkflowBundle } from './build-bundles.ts';
 
 // The SDK bundles the workflows from this path: index.ts next to the sources, index.js in the build (dist/).
 export const workflowsPath = fileURLToPath(new URL(`../workflows/index${extname(import.meta.url)}`, import.meta.url));

@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { CLI_BUNDLE_FILE, currentCliBundle } from '../../workers/build-bundles.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { openTestDatabase } from '../support/database.ts';
 
@@ -35,6 +37,11 @@ describe('usage: --version, help, usage errors', () => {
     const needsTemporal = await loaded(['passes', 'cancel', 'x'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
     expect(needsTemporal.code).toBe(1);
     expect(needsTemporal.heavy.some((path) => path.includes('@temporalio/client'))).toBe(true);
+  });
+
+  it("the build leaves the CLI's bundle current, so the bin runs it rather than the modules", () => {
+    const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
+    expect(currentCliBundle(dist)).toBe(join(dist, CLI_BUNDLE_FILE));
   });
 
   it("a subcommand's help shows the global options and an example", async () => {
