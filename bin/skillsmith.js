@@ -10,7 +10,7 @@ import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 process.stdout.on('error', (error) => {
   if (error.code !== 'EPIPE' && error.code !== 'ERR_STREAM_DESTROYED') throw error;
 });
-// The build's bundle of the CLI starts in a third less CPU than its hundreds of modules
+// The build's bundle of the CLI starts in a quarter less CPU than its hundreds of modules
 // (scripts/bundle-cli.js); the modules serve when the bundle is missing or older than they are.
 const { currentCliBundle } = await import('../dist/workers/build-bundles.js');
 const bundle = currentCliBundle(fileURLToPath(new URL('../dist/', import.meta.url)));

@@ -1,6 +1,6 @@
 // The CLI bundled once at build time (dist/cli/): bin/skillsmith.js loads it instead of the
 // hundreds of compiled modules and package files a command would otherwise resolve and load one by
-// one, a third of every command's start-up CPU. Lazy imports stay lazy (split into chunks).
+// one: a quarter of every command's start-up CPU. Lazy imports stay lazy (split into chunks).
 // Kept outside: packages with native code, WASM or files found next to their own modules
 // (Temporal's SDK, onnxruntime and the transformers.js that loads it, PGlite), which also keeps
 // a command that never needs them from loading them.
