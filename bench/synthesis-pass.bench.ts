@@ -51,17 +51,12 @@ try {
   if (batch.length) await upsertRuns(pool, 'bench', batch);
   console.log(`ingested ${runCount} runs (${goals.size} distinct goals) in ${seconds(Date.now() - started)}`);
 
-  const base = loadConfig({});
+  // The model chosen as a user chooses it: its profile sets the pooling, prefixes and dimension.
+  const base = loadConfig({ SKILLSMITH_EMBEDDING_MODEL: testEmbeddingModel.modelId });
   const config = {
     ...base,
     home,
     temporal: { ...base.temporal, address: temporal.address, taskQueue: 'bench' },
-    embedding: {
-      ...base.embedding,
-      model: testEmbeddingModel.modelId,
-      prefixes: testEmbeddingModel.prefixes,
-      pooling: testEmbeddingModel.pooling,
-    },
     synthesis: { ...base.synthesis, distiller: 'extractive' as const, similarityTau: Number(values.tau) },
   };
   const { worker, connection: workerConnection } = await createWorker({
