@@ -1,3 +1,4 @@
+import { turnTaker, type TakeTurn } from '../event-loop-turns.ts';
 import { nearestNeighbourChainCut, type Linkage } from './nearest-neighbour-chain.ts';
 import { goalSimilarity, type MeanDistanceSums, type RunSetSums, type RunSimilarity } from './run-similarity.ts';
 import {
@@ -21,6 +22,8 @@ export interface ClusterRunsOptions {
   denseComponentLimit?: number;
   /** Passed to `thresholdComponents`. */
   candidates?: TauComponentsOptions['candidates'];
+  /** Hands the event loop back between components (default: after every 50 ms of clustering). */
+  takeTurn?: TakeTurn;
 }
 
 export interface ClusterVectorsOptions extends ClusterRunsOptions {
@@ -136,15 +139,17 @@ export async function clusterRuns(
   const linkageStarted = performance.now();
   const clusters: number[][] = [];
   let singletonCount = 0;
-  components.forEach((component, index) => {
+  const takeTurn = options.takeTurn ?? turnTaker();
+  for (const [index, component] of components.entries()) {
     if (component.length === 1) {
       singletonCount++;
-      return;
+      continue;
     }
     if (options.linkage === 'single' || component.length === 2) {
       clusters.push(component);
-      return;
+      continue;
     }
+    await takeTurn();
     const distance = (a: number, b: number) => similarity.distance(component[a]!, component[b]!);
     const componentEdges = sparseEdges.get(index);
     const sums = similarity.meanDistanceSums;
@@ -159,7 +164,7 @@ export async function clusterRuns(
       if (part.length === 1) singletonCount++;
       else clusters.push(part.map((local) => component[local]!));
     }
-  });
+  }
   clusters.sort((a, b) => a[0]! - b[0]!);
   return {
     clusters,

@@ -9,6 +9,7 @@ import { runSimilarity } from './run-similarity.ts';
 import { ProcedureTable } from './tool-sequence-similarity.ts';
 import { assessClusters, isSuccessfulSequence, type ClusterAssessment, type ClusterRun } from './qualification.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
+import { turnTaker } from '../event-loop-turns.ts';
 
 export class GoalsNotEmbedded extends SkillsmithError {
   static override readonly code = 'GoalsNotEmbedded';
@@ -94,6 +95,8 @@ export async function clusterRunGoals(
     throw new GoalsNotEmbedded(tenantId, options.modelId, missing.length, missing[0]!.runId);
   }
   options.onStage?.('clustering');
+  // Each stage runs synchronously; between stages and between components the worker's other work gets its turn.
+  const takeTurn = turnTaker();
   const goalVectors = runs.map((run) => vectorByRun.get(run.runId)!);
   const procedures = new ProcedureTable(runs.map((run) => ({ tools: run.successfulTools })));
   const similarity = runSimilarity(goalVectors, procedures, {
@@ -103,10 +106,13 @@ export async function clusterRunGoals(
     toolTau: synthesis.clusterToolTau,
     goalWeight: synthesis.clusterGoalWeight,
   });
+  await takeTurn();
   const clustering = await clusterRuns(goalVectors, similarity, {
     linkage: synthesis.linkage,
     denseComponentLimit: synthesis.clusterDenseComponentLimit,
+    takeTurn,
   });
+  await takeTurn();
   // A cluster holding procedures its goals tell apart is split into them (goal-determined-variants.ts).
   const cut = splitClustersByGoalDeterminedVariants(
     clustering.clusters,
@@ -134,6 +140,7 @@ export async function clusterRunGoals(
     }),
   );
   options.onStage?.('qualifying');
+  await takeTurn();
   const assessments = assessClusters(members, synthesis);
   const clusters: GoalCluster[] = assessments.map((assessment) => {
     const clusterRuns = members[assessment.clusterIndex]!;
