@@ -6,7 +6,7 @@
  */
 export type TakeTurn = () => Promise<void>;
 
-export const DEFAULT_TURN_MS = 50;
+const DEFAULT_TURN_MS = 50;
 
 export function turnTaker(intervalMs: number = DEFAULT_TURN_MS): TakeTurn {
   let heldSince = performance.now();
