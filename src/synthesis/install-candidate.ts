@@ -22,6 +22,7 @@ import type { SkillRepository } from '../store/skill-repository.ts';
 import { getPassCluster, markClusterInstalled } from './pass-repository.ts';
 import type { PassCluster } from './pass-record.ts';
 import { countedRunsOf, reconcileCluster, type ReconcileClusterDependencies } from './reconcile-cluster.ts';
+import { withIdentity } from './skill-naming.ts';
 import { SkillsmithError } from '../skillsmith-error.ts';
 
 /** The principal recorded on every revision a synthesis pass writes. */
@@ -117,21 +118,23 @@ export async function reconcileAndInstall(
   if (missing.length > 0) throw new ProvenanceUnverified(`provenance names runs that do not exist: ${missing.slice(0, 5).join(', ')}`);
 
   const parsed = parseSkillDocument(cluster.candidate, { defaultLicense: deps.defaultLicense });
-  // Embedded for the goal task: recall compares goals with the goals a procedure was learned from and with this.
-  const [embedding] = await deps.embedder.embed([parsed.manifest.description], 'goal');
-  await checkProcedureModel(deps.pool, tenantId, deps.embedder.modelId, embedding!.length);
-  await ensureRecallIndex(deps.pool, embedding!.length);
-
   const decision = cluster.decision!;
   const target = decision === 'update' || decision === 'supersede' ? await recordedTarget(deps, tenantId, cluster) : undefined;
   let manifest = parsed.manifest;
   if (decision === 'update') {
     // The skill's identity is its name: an update is a new revision of the matched skill.
     const current = await deps.skills.resolve(tenantId, `${target!.name}@${target!.revision}`);
-    manifest = { ...manifest, name: target!.name, version: semver.inc(current.manifest.version, 'minor') ?? current.manifest.version };
+    manifest = withIdentity(manifest, {
+      name: target!.name,
+      version: semver.inc(current.manifest.version, 'minor') ?? current.manifest.version,
+    });
   } else {
-    manifest = { ...manifest, name: await freeSkillName(deps, tenantId, manifest.name) };
+    manifest = withIdentity(manifest, { name: await freeSkillName(deps, tenantId, manifest.name), version: manifest.version });
   }
+  // Embedded for the goal task: recall compares goals with the goals a procedure was learned from and with this.
+  const [embedding] = await deps.embedder.embed([manifest.description], 'goal');
+  await checkProcedureModel(deps.pool, tenantId, deps.embedder.modelId, embedding!.length);
+  await ensureRecallIndex(deps.pool, embedding!.length);
   const document = serializeSkillDocument(manifest, parsed.body);
   const toolSequence = cluster.toolSequence ?? [];
 

@@ -168,3 +168,13 @@ export function fitMetadata(manifest: SkillManifest, descriptions: string[]): Sk
   }
   return null;
 }
+
+/**
+ * The manifest under the identity it is installed with — a free `<name>-2`, an update's next
+ * version — with its description cut at a word again if the longer name or version pushed the
+ * metadata block past its budget (the distiller fitted it under the name it proposed).
+ */
+export function withIdentity(manifest: SkillManifest, identity: Pick<SkillManifest, 'name' | 'version'>): SkillManifest {
+  const renamed = { ...manifest, ...identity };
+  return fitMetadata(renamed, wordPrefixes(renamed.description)) ?? renamed;
+}

@@ -7,6 +7,7 @@ import { buildClusterEvidence, type EvidenceRun, type EvidenceToolCall } from '.
 import { createExtractiveDistiller } from '../../src/synthesis/distiller.ts';
 import { isStopWord } from '../../src/synthesis/goal-words.ts';
 import { DistillOutputMalformed, parseLearnedSkill } from '../../src/synthesis/learned-skill.ts';
+import { withIdentity } from '../../src/synthesis/skill-naming.ts';
 
 /**
  * Generated clusters: a procedure of tools named in several conventions, goals written from
@@ -144,6 +145,25 @@ describe('what a learned skill says, over generated clusters', () => {
       }),
       { numRuns: 50, seed: 99 },
     );
+  });
+
+  it('keeps the metadata block within budget under the name and version a skill is installed with (`-2`, a next version)', async () => {
+    let lengthened = 0;
+    await fc.assert(
+      fc.asyncProperty(cluster, fc.integer({ min: 2, max: 999 }), fc.integer({ min: 1, max: 999 }), async ({ runs }, suffix, minor) => {
+        const learned = await distill(runs);
+        if (learned.kind !== 'skill') return;
+        const tail = `-${suffix}`;
+        const name = `${learned.manifest.name.slice(0, 64 - tail.length).replace(/-+$/, '')}${tail}`;
+        const installed = withIdentity(learned.manifest, { name, version: `1.${minor}.0` });
+        if (installed.description !== learned.manifest.description) lengthened += 1;
+        expect(installed).toMatchObject({ name, version: `1.${minor}.0` });
+        expect(() => validateManifest(installed, name)).not.toThrow();
+      }),
+      { numRuns: 60, seed: 77 },
+    );
+    // the property met manifests that had to be cut again, not only ones with room to spare
+    expect(lengthened).toBeGreaterThan(0);
   });
 
   it('never lets LLM output through that the validator refuses: it is fitted or refused as malformed', () => {
