@@ -260,20 +260,24 @@ export async function listProceduresWithGoalCentroids(
 }
 
 /**
- * For each procedure of the tenant, the tools some but not all of the successful runs it counted
- * called (their successful calls): what its own record shows to be optional.
+ * For each procedure of the tenant, the tools the successful runs it counted called a varying
+ * number of times (their successful calls): some not at all, or some more often than others —
+ * what its own record shows to be optional (observedOptionalTools asks the same of a cluster's runs).
  */
 export async function findRecordedOptionalTools(db: Queryable, tenantId: string): Promise<Map<string, string[]>> {
   const { rows } = await db.query<{ procedure_id: string; tool: string }>(
     `WITH learned AS (
        SELECT procedure_id, run_id FROM procedure_runs WHERE tenant_id = $1 AND success),
      totals AS (SELECT procedure_id, count(*) AS runs FROM learned GROUP BY procedure_id),
-     uses AS (
-       SELECT l.procedure_id, t.tool, count(DISTINCT l.run_id) AS runs
+     calls AS (
+       SELECT l.procedure_id, l.run_id, t.tool, count(*) AS calls
          FROM learned l JOIN tool_calls t ON t.tenant_id = $1 AND t.run_id = l.run_id AND t.success
-        GROUP BY l.procedure_id, t.tool)
+        GROUP BY l.procedure_id, l.run_id, t.tool),
+     uses AS (
+       SELECT procedure_id, tool, count(*) AS runs, min(calls) AS fewest, max(calls) AS most
+         FROM calls GROUP BY procedure_id, tool)
      SELECT u.procedure_id, u.tool FROM uses u JOIN totals USING (procedure_id)
-      WHERE u.runs < totals.runs ORDER BY u.procedure_id, u.tool`,
+      WHERE u.runs < totals.runs OR u.fewest <> u.most ORDER BY u.procedure_id, u.tool`,
     [tenantId],
   );
   const optional = new Map<string, string[]>();

@@ -128,15 +128,23 @@ export function wilsonLowerBound({ successCount, attemptCount }: TrackRecord): n
 const isLive = (procedure: Procedure) => procedure.supersededBy === null;
 
 /**
- * The tools that some but not all of these runs called (each run: the tools of its successful
- * calls). Runs pursuing the same goals that do and do not take a step are the evidence that the
- * step is optional for those goals, whatever other goals read like.
+ * The tools these runs called a varying number of times (each run: the tools of its successful
+ * calls): some runs not at all — an optional step — or some more often than others — a loop over
+ * however many items there were. Runs pursuing the same goals that take a step and do not, or
+ * repeat it more or less, are the evidence that its number is free for those goals, whatever
+ * other goals read like. (findRecordedOptionalTools asks the store the same of a procedure's runs.)
  */
 export function observedOptionalTools(runs: ReadonlyArray<readonly string[]>): string[] {
-  const used = new Map<string, number>();
-  for (const tools of runs) for (const tool of new Set(tools)) used.set(tool, (used.get(tool) ?? 0) + 1);
-  return [...used]
-    .filter(([, count]) => count < runs.length)
+  const callCounts = new Map<string, number[]>();
+  runs.forEach((tools, run) => {
+    for (const tool of tools) {
+      const counts = callCounts.get(tool) ?? new Array<number>(runs.length).fill(0);
+      counts[run]! += 1;
+      callCounts.set(tool, counts);
+    }
+  });
+  return [...callCounts]
+    .filter(([, counts]) => counts.some((count) => count !== counts[0]))
     .map(([tool]) => tool)
     .sort();
 }
@@ -151,12 +159,18 @@ export function sameUpToOptionalSteps(a: readonly string[], b: readonly string[]
   return coreA.length > 0 && coreA.length === coreB.length && coreA.every((tool, index) => tool === coreB[index]);
 }
 
-/** One sequence is the other with one step added (an optional step taken), nothing else changed. */
+/**
+ * One sequence is the other with one step added (an optional step taken), nothing else changed.
+ * A step of a tool the other already calls is one more repetition, not an optional step: how many
+ * times a procedure repeats a call is part of it (an agent asked for three hotels' policies looks
+ * up three), unless either side's runs show the number varies (observedOptionalTools).
+ */
 export function oneStepApart(a: readonly string[], b: readonly string[]): boolean {
   const [shorter, longer] = a.length < b.length ? [a, b] : [b, a];
   if (longer.length !== shorter.length + 1) return false;
   const skip = longer.findIndex((tool, index) => tool !== shorter[index]);
-  return skip === -1 || shorter.every((tool, index) => tool === longer[index < skip ? index : index + 1]);
+  const added = longer[skip === -1 ? shorter.length : skip]!;
+  return !shorter.includes(added) && (skip === -1 || shorter.every((tool, index) => tool === longer[index < skip ? index : index + 1]));
 }
 
 /**
@@ -172,6 +186,12 @@ export function sameStepsReordered(a: readonly string[], b: readonly string[], o
       .join('\u0000');
   const coreA = sorted(a);
   return coreA.length > 0 && coreA === sorted(b);
+}
+
+/** The same tools, some called a different number of times (`a b b` and `a b b b`; `a b a b` and `a b`). */
+export function repeatedDifferently(a: readonly string[], b: readonly string[]): boolean {
+  const distinct = (tools: readonly string[]) => [...new Set(tools)].sort().join('\u0000');
+  return a.length !== b.length && distinct(a) === distinct(b);
 }
 
 /**
@@ -222,8 +242,18 @@ export function matchProcedure(
         a.target.name.localeCompare(b.target.name),
     );
   if (same[0]) return { relation: 'same-procedure', ...same[0] };
+  // A procedure that repeats a call another number of times does a differently sized job, not the
+  // same job another way: it never competes for it (an agent asked for two hotels' policies, not three).
   const sameJob = scored
-    .filter((candidate) => isLive(candidate.target) && goal(candidate) >= thresholds.sameJob)
+    .filter(
+      (candidate) =>
+        isLive(candidate.target) &&
+        goal(candidate) >= thresholds.sameJob &&
+        !repeatedDifferently(
+          cluster.tools,
+          candidate.target.toolSequence.map((step) => step.tool),
+        ),
+    )
     .sort((a, b) => goal(b) - goal(a) || a.target.name.localeCompare(b.target.name));
   return sameJob[0] ? { relation: 'same-job', ...sameJob[0] } : undefined;
 }

@@ -34,7 +34,7 @@ describe('the optional steps a procedure’s own record shows (reconcile evidenc
     await database?.close();
   });
 
-  it('a tool some but not all of its successful counted runs called; failed calls and failed runs are no evidence', async () => {
+  it('a tool some but not all of its successful counted runs called, or some more often than others; failed calls and failed runs are no evidence', async () => {
     await upsertRuns(database.pool, tenantId, [
       run('r1', ok(...core, 'notify.slack')),
       run('r2', ok(...core, 'notify.slack')),
@@ -42,47 +42,63 @@ describe('the optional steps a procedure’s own record shows (reconcile evidenc
       run('r3', [{ tool: 'k8s.deployment.get', success: false }, ...ok(...core), { tool: 'pager.page', success: false }]),
       // a failed run counted as an attempt: its tools are not the procedure's evidence
       run('r4', ok('k8s.deployment.get', 'shell.exec'), 'failed'),
+      // another procedure's runs: one call repeated as often in every run, one as many times as there were items
+      run('h1', ok('hotels.search', 'hotels.search', 'hotel.policies', 'hotel.policies')),
+      run('h2', ok('hotels.search', 'hotels.search', 'hotel.policies', 'hotel.policies', 'hotel.policies')),
     ]);
     const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'MIT' });
-    const document = serializeSkillDocument(
-      { name: 'restart-service', version: '1.0.0', description: 'Restart a service.', requiredTools: core, license: 'MIT' },
-      '# Restart\n',
-    );
-    const revision = await skills.install(
-      tenantId,
-      { directoryName: 'restart-service', files: new Map([['SKILL.md', new TextEncoder().encode(document)]]) },
-      { source: 'operator' },
-    );
-    const procedureId = await withTransaction(database.pool, async (client) => {
-      const stored = await insertProcedure(client, tenantId, {
-        skillId: revision.skillId,
-        name: 'restart-service',
-        revision: revision.revision,
-        whenToUse: 'Restart a service.',
-        toolSequence: [...core, 'notify.slack'].map((tool) => ({ tool, argumentNames: [] })),
-        toolsRequired: core,
-        successCount: 0,
-        attemptCount: 0,
-        fromSessions: [],
-        embedding: new Float32Array(384).fill(1 / Math.sqrt(384)),
-        embeddingModel: 'sentence-transformers/all-MiniLM-L6-v2',
-      });
-      await countProcedureRuns(
-        client,
-        tenantId,
-        stored.id,
-        'pass-1',
-        [
-          { runId: 'r1', success: true },
-          { runId: 'r2', success: true },
-          { runId: 'r3', success: true },
-          { runId: 'r4', success: false },
-        ],
-        'sentence-transformers/all-MiniLM-L6-v2',
+    const learn = async (name: string, tools: string[], runs: Array<{ runId: string; success: boolean }>) => {
+      const document = serializeSkillDocument(
+        { name, version: '1.0.0', description: 'Learned.', requiredTools: [...new Set(tools)], license: 'MIT' },
+        '# Learned\n',
       );
-      return stored.id;
-    });
-    expect(await findRecordedOptionalTools(database.pool, tenantId)).toEqual(new Map([[procedureId, ['notify.slack']]]));
+      const revision = await skills.install(
+        tenantId,
+        { directoryName: name, files: new Map([['SKILL.md', new TextEncoder().encode(document)]]) },
+        { source: 'operator' },
+      );
+      return withTransaction(database.pool, async (client) => {
+        const stored = await insertProcedure(client, tenantId, {
+          skillId: revision.skillId,
+          name,
+          revision: revision.revision,
+          whenToUse: 'Learned.',
+          toolSequence: tools.map((tool) => ({ tool, argumentNames: [] })),
+          toolsRequired: [...new Set(tools)],
+          successCount: 0,
+          attemptCount: 0,
+          fromSessions: [],
+          embedding: new Float32Array(384).fill(1 / Math.sqrt(384)),
+          embeddingModel: 'sentence-transformers/all-MiniLM-L6-v2',
+        });
+        await countProcedureRuns(client, tenantId, stored.id, 'pass-1', runs, 'sentence-transformers/all-MiniLM-L6-v2');
+        return stored.id;
+      });
+    };
+    const procedureId = await learn(
+      'restart-service',
+      [...core, 'notify.slack'],
+      [
+        { runId: 'r1', success: true },
+        { runId: 'r2', success: true },
+        { runId: 'r3', success: true },
+        { runId: 'r4', success: false },
+      ],
+    );
+    const loopId = await learn(
+      'compare-hotel-policies',
+      ['hotels.search', 'hotels.search', 'hotel.policies', 'hotel.policies'],
+      [
+        { runId: 'h1', success: true },
+        { runId: 'h2', success: true },
+      ],
+    );
+    expect(await findRecordedOptionalTools(database.pool, tenantId)).toEqual(
+      new Map([
+        [procedureId, ['notify.slack']],
+        [loopId, ['hotel.policies']],
+      ]),
+    );
     expect(await findRecordedOptionalTools(database.pool, 'globex')).toEqual(new Map());
   });
 });

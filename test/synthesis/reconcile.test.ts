@@ -8,6 +8,7 @@ import {
   matchProcedure,
   oneStepApart,
   observedOptionalTools,
+  repeatedDifferently,
   sameStepsReordered,
   sameUpToOptionalSteps,
   settleAlreadyLearned,
@@ -180,6 +181,41 @@ describe('reconcile by procedure (ADD / UPDATE / NOOP / SUPERSEDE, never DELETE)
     const otherJob = Float32Array.from([0.2, Math.sqrt(0.81 - 0.04), 0]);
     expect(goalAffinity(otherJob, spread)).toBeCloseTo(0.5, 5);
     expect(matchProcedure({ ...reordered, goalCentroid: otherJob }, [booking], thresholds)).toBeUndefined();
+  });
+
+  it('how many times a call repeats is part of the procedure, unless either side’s runs show the number varies', () => {
+    const twoHotels = ['hotels.search', 'hotel.policies', 'hotel.policies'];
+    const threeHotels = [...twoHotels, 'hotel.policies'];
+    // one more repetition is not an optional step; one step of another tool still is
+    expect(oneStepApart(twoHotels, threeHotels)).toBe(false);
+    expect(oneStepApart(twoHotels, [...twoHotels, 'hotel.reviews'])).toBe(true);
+    const policies = profile({ name: 'compare-hotel-policies', toolSequence: steps(...twoHotels) }, goalAt(0.9));
+    expect(
+      matchProcedure(cluster({ tools: threeHotels, optionalTools: [] }), [{ ...policies, optionalTools: [] }], thresholds),
+    ).toBeUndefined();
+    // the cluster's runs looked up as many hotels as a search returned: two in some, three in others
+    const loopRuns = [twoHotels, threeHotels, threeHotels];
+    expect(observedOptionalTools(loopRuns)).toEqual(['hotel.policies']);
+    // a call repeated equally often in every run is no evidence
+    expect(observedOptionalTools([twoHotels, twoHotels])).toEqual([]);
+    expect(
+      matchProcedure(cluster({ tools: threeHotels, optionalTools: observedOptionalTools(loopRuns) }), [policies], thresholds),
+    ).toMatchObject({ relation: 'same-procedure', optionalApart: true });
+    // or the runs the procedure counted did
+    expect(
+      matchProcedure(cluster({ tools: threeHotels, optionalTools: [] }), [{ ...policies, optionalTools: ['hotel.policies'] }], thresholds),
+    ).toMatchObject({ relation: 'same-procedure', optionalApart: true });
+    // goals as alike as one job's: a differently sized job does not compete with it (no SUPERSEDE, no NOOP)
+    const sameWording = { ...policies, goalCentroid: goalAt(0.99), optionalTools: [] };
+    expect(matchProcedure(cluster({ tools: threeHotels, optionalTools: [] }), [sameWording], thresholds)).toBeUndefined();
+    expect(repeatedDifferently(['a', 'b', 'a', 'b'], ['a', 'b'])).toBe(true);
+    expect(repeatedDifferently(twoHotels, [...twoHotels, 'hotel.reviews'])).toBe(false);
+    expect(repeatedDifferently(twoHotels, [...twoHotels].reverse())).toBe(false);
+    // another procedure for the same job still competes
+    const otherWay = profile({ toolSequence: steps('hotels.search', 'hotel.rules', 'hotel.rules') }, goalAt(0.99));
+    expect(matchProcedure(cluster({ tools: twoHotels, optionalTools: [] }), [otherWay], thresholds)).toMatchObject({
+      relation: 'same-job',
+    });
   });
 
   it('“one optional step apart” is one step: two added steps are another procedure, even at sequence similarity ≥ 0.8', () => {
