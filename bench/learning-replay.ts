@@ -153,6 +153,14 @@ async function main(): Promise<void> {
           traceOf: (run) => procedures.traceOfRun[run]!,
           successful: (run) => runs[run]!.status === 'completed' && successfulTools[run]!.length >= synthesis.minSteps,
           distance: similarity.distance,
+          wording: {
+            goal: (run) => runs[run]!.goal,
+            calls: (run) =>
+              runs[run]!.toolCalls.filter((call) => call.success).map((call) => ({
+                tool: call.tool,
+                argumentNames: Object.keys(call.args ?? {}),
+              })),
+          },
         },
         synthesis.minOccurrences,
       );

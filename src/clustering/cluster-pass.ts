@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import type { Config } from '../config.ts';
 import { loadGoalEmbeddings } from '../embedding/goal-embedding-repository.ts';
-import { selectRunsForExtraction, type RunWindow } from '../runs/run-repository.ts';
+import { selectRunsForExtraction, selectRunWording, type RunWindow } from '../runs/run-repository.ts';
 import type { Queryable } from '../store/database.ts';
 import { clusterRuns } from './cluster-goals.ts';
-import { splitClustersByGoalDeterminedVariants } from './goal-determined-variants.ts';
+import { runsOfClustersWithVariants, splitClustersByGoalDeterminedVariants } from './goal-determined-variants.ts';
 import { runSimilarity } from './run-similarity.ts';
 import { ProcedureTable } from './tool-sequence-similarity.ts';
 import { assessClusters, isSuccessfulSequence, type ClusterAssessment, type ClusterRun } from './qualification.ts';
@@ -114,18 +114,27 @@ export async function clusterRunGoals(
   });
   await takeTurn();
   // A cluster holding procedures its goals tell apart is split into them (goal-determined-variants.ts).
+  const variantRuns = {
+    vectors: goalVectors,
+    traceOf: (run: number) => procedures.traceOfRun[run]!,
+    successful: (run: number) =>
+      isSuccessfulSequence(
+        { runId: runs[run]!.runId, status: runs[run]!.status, successfulToolCalls: runs[run]!.successfulTools.length },
+        synthesis.minSteps,
+      ),
+    distance: similarity.distance,
+  };
+  // The split reads goal texts and argument names only where a cluster holds several variants.
+  const worded = runsOfClustersWithVariants(clustering.clusters, variantRuns, synthesis.minOccurrences);
+  const wording = await selectRunWording(
+    db,
+    tenantId,
+    worded.map((run) => runs[run]!.runId),
+  );
+  const wordingOf = (run: number) => wording.get(runs[run]!.runId) ?? { goal: '', calls: [] };
   const cut = splitClustersByGoalDeterminedVariants(
     clustering.clusters,
-    {
-      vectors: goalVectors,
-      traceOf: (run) => procedures.traceOfRun[run]!,
-      successful: (run) =>
-        isSuccessfulSequence(
-          { runId: runs[run]!.runId, status: runs[run]!.status, successfulToolCalls: runs[run]!.successfulTools.length },
-          synthesis.minSteps,
-        ),
-      distance: similarity.distance,
-    },
+    { ...variantRuns, wording: { goal: (run) => wordingOf(run).goal, calls: (run) => wordingOf(run).calls } },
     synthesis.minOccurrences,
   );
   const members: ClusterRun[][] = cut.map((cluster) =>

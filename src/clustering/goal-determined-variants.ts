@@ -5,8 +5,11 @@
  * the variant a run followed is predicted by its goal — nearly every run's goal is closer, on
  * average, to the other goals of its own variant than to those of any other variant — and that
  * agreement beats the same variants shuffled among the same goals (a permutation test, so a few
- * runs agreeing by chance do not count), the goal decided the steps, and the variants are
- * different procedures (hotels and taxis vs taxis alone; a flight's details or not). When the goal
+ * runs agreeing by chance do not count) — or the variants differ only in how many times they repeat
+ * a call and nearly every run's goal states its own count ("the policies of these two hotels" vs
+ * "three hotels", stated-counts.ts; one word that goal vectors barely register) — the goal decided
+ * the steps, and the variants are different procedures (hotels and taxis vs taxis alone; a
+ * flight's details or not; two hotels' policies or three). When the goal
  * does not predict it (an agent sometimes posts to Slack, sometimes not, whatever the wording; a
  * loop whose count the wording does not give away), the variants are one procedure with optional
  * or repeated steps, and the cluster stays whole. The test reads goals and tool sequences only,
@@ -14,6 +17,7 @@
  */
 import { createSeededRandom } from '../runs/seeded-random.ts';
 import { dot } from './cosine.ts';
+import { callSubjects, statedCounts } from './stated-counts.ts';
 
 /** Share of the variants' runs whose nearest goal followed the same variant, for the goal to decide the variant. */
 export const GOAL_DETERMINES_VARIANT = 0.9;
@@ -38,6 +42,35 @@ export interface VariantRuns {
   successful: (run: number) => boolean;
   /** Distance of two runs under the clustering's similarity (to place the other runs). */
   distance: (a: number, b: number) => number;
+  /** The run's goal text and successful calls, for the stated-count test; without them only the goal vectors are read. */
+  wording?: {
+    goal: (run: number) => string;
+    calls: (run: number) => readonly { tool: string; argumentNames: readonly string[] }[];
+  };
+}
+
+/** The variants a cluster is tested for: its exact procedures with `minRuns` successful runs, largest first. */
+function testedVariants(cluster: readonly number[], runs: Pick<VariantRuns, 'traceOf' | 'successful'>, minRuns: number): number[][] {
+  const byTrace = new Map<number, number[]>();
+  for (const run of cluster) {
+    if (!runs.successful(run)) continue;
+    const trace = runs.traceOf(run);
+    byTrace.set(trace, [...(byTrace.get(trace) ?? []), run]);
+  }
+  // The largest variants first (ties: the one met first), at most MAX_VARIANTS of them.
+  return [...byTrace.values()]
+    .filter((members) => members.length >= minRuns)
+    .sort((a, b) => b.length - a.length || a[0]! - b[0]!)
+    .slice(0, MAX_VARIANTS);
+}
+
+/** The runs of the clusters holding several variants: those whose wording the split may read (the rest are never split). */
+export function runsOfClustersWithVariants(
+  clusters: readonly number[][],
+  runs: Pick<VariantRuns, 'traceOf' | 'successful'>,
+  minRuns: number,
+): number[] {
+  return clusters.filter((cluster) => testedVariants(cluster, runs, minRuns).length >= 2).flat();
 }
 
 /**
@@ -51,17 +84,7 @@ export function splitGoalDeterminedVariants(
   minRuns: number,
   agreementShare = GOAL_DETERMINES_VARIANT,
 ): number[][] {
-  const byTrace = new Map<number, number[]>();
-  for (const run of cluster) {
-    if (!runs.successful(run)) continue;
-    const trace = runs.traceOf(run);
-    byTrace.set(trace, [...(byTrace.get(trace) ?? []), run]);
-  }
-  // The largest variants first (ties: the one met first), at most MAX_VARIANTS of them.
-  const variants = [...byTrace.values()]
-    .filter((members) => members.length >= minRuns)
-    .sort((a, b) => b.length - a.length || a[0]! - b[0]!)
-    .slice(0, MAX_VARIANTS);
+  const variants = testedVariants(cluster, runs, minRuns);
   if (variants.length < 2) return [[...cluster]];
   const variantOf = new Map<number, number>();
   variants.forEach((members, index) => members.forEach((run) => variantOf.set(run, index)));
@@ -85,19 +108,31 @@ export function splitGoalDeterminedVariants(
     return agreeing;
   };
   const labels = evidence.map((run) => variantOf.get(run)!);
-  const observed = agreement(labels);
-  if (observed < agreementShare * evidence.length) return [[...cluster]];
-  // A few runs can agree by chance: the agreement must also beat the variants shuffled among the
-  // same goals (a permutation test, seeded by the cluster so a pass is reproducible).
-  const random = createSeededRandom(cluster.length * 7919 + evidence.length);
-  let asHigh = 0;
-  for (let permutation = 0; permutation < PERMUTATIONS; permutation++) {
-    if (agreement(random.shuffle(labels)) >= observed) asHigh += 1;
-  }
-  if ((asHigh + 1) / (PERMUTATIONS + 1) > SIGNIFICANCE) return [[...cluster]];
+  const decided = () => {
+    const observed = agreement(labels);
+    if (observed < agreementShare * evidence.length) return false;
+    // A few runs can agree by chance: the agreement must also beat the variants shuffled among the
+    // same goals (a permutation test, seeded by the cluster so a pass is reproducible).
+    const random = createSeededRandom(cluster.length * 7919 + evidence.length);
+    let asHigh = 0;
+    for (let permutation = 0; permutation < PERMUTATIONS; permutation++) {
+      if (agreement(random.shuffle(labels)) >= observed) asHigh += 1;
+    }
+    return (asHigh + 1) / (PERMUTATIONS + 1) <= SIGNIFICANCE;
+  };
+  const byGoalVectors = decided();
+  if (!byGoalVectors && !(runs.wording && countsStated(variants, runs.wording, agreementShare))) return [[...cluster]];
   const parts = variants.map((members) => [...members]);
+  // Split by stated counts, a successful run that repeats a step yet another number of times is a
+  // variant too rare to test ("five hotels"): it stays apart rather than blur a variant's count.
+  const rareCounts = new Map<number, number[]>();
+  const toolsOf = (run: number) => [...new Set(runs.wording!.calls(run).map((call) => call.tool))].sort().join('\u0000');
   for (const run of cluster) {
     if (variantOf.has(run)) continue;
+    if (!byGoalVectors && runs.successful(run) && toolsOf(run) === toolsOf(variants[0]![0]!)) {
+      rareCounts.set(runs.traceOf(run), [...(rareCounts.get(runs.traceOf(run)) ?? []), run]);
+      continue;
+    }
     let nearestVariant = 0;
     let best = Infinity;
     for (const [run2, index] of variantOf) {
@@ -109,7 +144,48 @@ export function splitGoalDeterminedVariants(
     }
     parts[nearestVariant]!.push(run);
   }
-  return parts.map((part) => part.sort((a, b) => a - b));
+  return [...parts, ...rareCounts.values()].map((part) => part.sort((a, b) => a - b));
+}
+
+/**
+ * Variants that call the same tools, some of them a different number of times, with each run's
+ * goal stating its own variant's count of what a repeated call is about and not another's ("the
+ * policies of these two hotels" vs "three hotels") — in at least `share` of every variant's runs.
+ * A count no goal states (a loop over whatever a search returned) leaves the variants one procedure.
+ */
+function countsStated(variants: readonly number[][], wording: NonNullable<VariantRuns['wording']>, share: number): boolean {
+  const countsOf = (run: number) => {
+    const counts = new Map<string, number>();
+    for (const { tool } of wording.calls(run)) counts.set(tool, (counts.get(tool) ?? 0) + 1);
+    return counts;
+  };
+  const variantCounts = variants.map((members) => countsOf(members[0]!));
+  const tools = [...variantCounts[0]!.keys()].sort();
+  const sameTools = (counts: Map<string, number>) => counts.size === tools.length && tools.every((tool) => counts.has(tool));
+  if (!variantCounts.every(sameTools)) return false;
+  const repeated = tools.filter((tool) => variantCounts.some((counts) => counts.get(tool) !== variantCounts[0]!.get(tool)));
+  if (repeated.length === 0) return false;
+  return variants.every((members, variant) => {
+    const own = variantCounts[variant]!;
+    const agreeing = members.slice(0, EVIDENCE_PER_VARIANT).filter((run) => {
+      const stated = new Map(
+        repeated.map((tool) => {
+          const argumentNames = wording.calls(run).flatMap((call) => (call.tool === tool ? call.argumentNames : []));
+          return [tool, statedCounts(wording.goal(run), callSubjects(tool, argumentNames))];
+        }),
+      );
+      // Told apart from every other variant by a count the goal states for it and not for the other.
+      return variantCounts.every(
+        (other, index) =>
+          index === variant ||
+          repeated.some(
+            (tool) =>
+              own.get(tool) !== other.get(tool) && stated.get(tool)!.has(own.get(tool)!) && !stated.get(tool)!.has(other.get(tool)!),
+          ),
+      );
+    });
+    return agreeing.length >= share * Math.min(members.length, EVIDENCE_PER_VARIANT);
+  });
 }
 
 /** Every cluster split into its goal-determined variants; clusters ordered by their first run, as clusterRuns orders them. */

@@ -348,6 +348,30 @@ export async function selectRunGoals(db: Queryable, tenantId: string, runIds: re
   return new Map(rows.map((row) => [row.run_id, row.goal]));
 }
 
+export interface RunWording {
+  goal: string;
+  /** The run's successful calls, in order, each with its argument names. */
+  calls: { tool: string; argumentNames: string[] }[];
+}
+
+/** The goals and successful calls (tool, argument names) of the given runs, by run id: what the stated-count test reads. */
+export async function selectRunWording(db: Queryable, tenantId: string, runIds: readonly string[]): Promise<Map<string, RunWording>> {
+  const { rows } = await db.query<{ run_id: string; goal: string; calls: RunWording['calls'] }>(
+    `SELECT r.run_id, r.goal,
+            coalesce(jsonb_agg(jsonb_build_object(
+                       'tool', t.tool,
+                       'argumentNames', CASE WHEN jsonb_typeof(t.args) = 'object'
+                         THEN (SELECT coalesce(jsonb_agg(name ORDER BY name), '[]'::jsonb) FROM jsonb_object_keys(t.args) name)
+                         ELSE '[]'::jsonb END) ORDER BY t.seq) FILTER (WHERE t.success), '[]'::jsonb) AS calls
+       FROM runs r
+       LEFT JOIN tool_calls t ON t.tenant_id = r.tenant_id AND t.run_id = r.run_id
+      WHERE r.tenant_id = $1 AND r.run_id = ANY($2::text[])
+      GROUP BY r.run_id, r.goal`,
+    [tenantId, [...runIds]],
+  );
+  return new Map(rows.map((row) => [row.run_id, { goal: row.goal, calls: row.calls }]));
+}
+
 /** The database's clock: windows are cut on the same clock that stamps `ingested_at`. */
 export async function databaseNow(db: Queryable): Promise<Date> {
   const { rows } = await db.query<{ now: Date }>('SELECT clock_timestamp() AS now');

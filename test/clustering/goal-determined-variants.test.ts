@@ -66,3 +66,71 @@ describe('a cluster splits into the procedure variants its goals decide (goal-de
     expect(splitGoalDeterminedVariants(few, cluster(goals, tools), 2)).toEqual([few]);
   });
 });
+
+describe('a cluster splits into loops whose count every goal states (goal-determined-variants, stated-counts)', () => {
+  const [direction] = randomUnitVectors(1, dimension, 9);
+  const search = { tool: 'Search_Hotels', argumentNames: ['dest_id'] };
+  const policies = { tool: 'Get_Hotel_Policies', argumentNames: ['hotel_id'] };
+  const cities = ['Paris', 'Madrid', 'Rome', 'Oslo', 'Tokyo', 'Lima', 'Cairo', 'Perth', 'Quito', 'Seoul', 'Delhi', 'Dakar'];
+
+  /** One run per goal, looking up `count` hotels' policies; goals read alike (their vectors are paraphrases of one direction). */
+  function loopRuns(runs: Array<{ goal: string; count: number }>, failed: ReadonlySet<number> = new Set()): VariantRuns {
+    const random = createSeededRandom(11);
+    const calls = runs.map(({ count }) => [search, ...Array.from({ length: count }, () => policies)]);
+    return {
+      ...cluster(
+        runs.map(() => noisyNeighbour(random, direction!, 0.9)),
+        calls.map((sequence) => sequence.map((call) => call.tool)),
+        failed,
+      ),
+      wording: { goal: (run) => runs[run]!.goal, calls: (run) => calls[run]! },
+    };
+  }
+  const asked = (count: number, words: string) =>
+    cities.slice(0, 5).map((city) => ({ goal: `Find ${words} accessible hotels in ${city} and compare their policies.`, count }));
+
+  it('two hotels’ policies and three are two procedures; a rarer count stays apart; a failed run joins the nearest', () => {
+    const runs = [
+      ...asked(2, 'two'),
+      ...asked(3, 'three'),
+      { goal: 'Find five accessible hotels in Lima and compare their policies.', count: 5 },
+    ];
+    const all = [...runs.map((_, run) => run), runs.length];
+    const withFailed = [...runs, { goal: 'Find two accessible hotels in Perth and compare their policies.', count: 1 }];
+    const parts = splitGoalDeterminedVariants(all, loopRuns(withFailed, new Set([11])), 3);
+    expect(parts).toHaveLength(3);
+    expect(parts).toContainEqual([10]);
+    expect(parts.find((part) => part.includes(0))).toEqual(expect.arrayContaining([0, 1, 2, 3, 4]));
+    expect(parts.find((part) => part.includes(5))).toEqual(expect.arrayContaining([5, 6, 7, 8, 9]));
+    expect(parts.flat().sort((a, b) => a - b)).toEqual(all);
+    // without the goals' wording the same vectors and sequences stay one cluster
+    const { wording: _, ...vectorsOnly } = loopRuns(withFailed, new Set([11]));
+    expect(splitGoalDeterminedVariants(all, vectorsOnly, 3)).toEqual([all]);
+  });
+
+  it('a loop over whatever a search returned, goals that state both counts, or variants that differ in a tool stay one cluster', () => {
+    const unstated = [...asked(2, 'all the'), ...asked(3, 'all the')];
+    const all = unstated.map((_, run) => run);
+    expect(splitGoalDeterminedVariants(all, loopRuns(unstated), 3)).toEqual([all]);
+    const both = [...asked(2, 'two or three'), ...asked(3, 'two or three')];
+    expect(splitGoalDeterminedVariants(all, loopRuns(both), 3)).toEqual([all]);
+    // a count stated in too few runs of a variant (4 of 5: under 0.9)
+    const mostly = [
+      ...asked(2, 'two'),
+      ...asked(3, 'three').map((run, index) => (index === 0 ? { ...run, goal: 'Compare hotel policies in Oslo.' } : run)),
+    ];
+    expect(splitGoalDeterminedVariants(all, loopRuns(mostly), 3)).toEqual([all]);
+    const withReviews = loopRuns([...asked(2, 'two'), ...asked(3, 'three')]);
+    const reviewed: VariantRuns = {
+      ...withReviews,
+      wording: {
+        ...withReviews.wording!,
+        calls: (run) => [
+          ...withReviews.wording!.calls(run),
+          ...(run >= 5 ? [{ tool: 'Get_Hotel_Reviews', argumentNames: ['hotel_id'] }] : []),
+        ],
+      },
+    };
+    expect(splitGoalDeterminedVariants(all, reviewed, 3)).toEqual([all]);
+  });
+});
