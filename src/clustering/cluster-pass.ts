@@ -4,7 +4,7 @@ import { loadGoalEmbeddings } from '../embedding/goal-embedding-repository.ts';
 import { selectRunsForExtraction, selectRunWording, type RunWindow } from '../runs/run-repository.ts';
 import type { Queryable } from '../store/database.ts';
 import { clusterRuns } from './cluster-goals.ts';
-import { runsOfClustersWithVariants, splitClustersByGoalDeterminedVariants } from './goal-determined-variants.ts';
+import { runsOfCountVariants, splitClustersByGoalDeterminedVariants } from './goal-determined-variants.ts';
 import { runSimilarity } from './run-similarity.ts';
 import { ProcedureTable } from './tool-sequence-similarity.ts';
 import { assessClusters, isSuccessfulSequence, type ClusterAssessment, type ClusterRun } from './qualification.ts';
@@ -124,8 +124,12 @@ export async function clusterRunGoals(
       ),
     distance: similarity.distance,
   };
-  // The split reads goal texts and argument names only where a cluster holds several variants.
-  const worded = runsOfClustersWithVariants(clustering.clusters, variantRuns, synthesis.minOccurrences);
+  // Goal texts and argument names are read only for clusters whose variants differ in repeat counts.
+  const worded = runsOfCountVariants(
+    clustering.clusters,
+    { ...variantRuns, toolsOf: (run) => runs[run]!.successfulTools },
+    synthesis.minOccurrences,
+  );
   const wording = await selectRunWording(
     db,
     tenantId,

@@ -64,13 +64,38 @@ function testedVariants(cluster: readonly number[], runs: Pick<VariantRuns, 'tra
     .slice(0, MAX_VARIANTS);
 }
 
-/** The runs of the clusters holding several variants: those whose wording the split may read (the rest are never split). */
-export function runsOfClustersWithVariants(
+/**
+ * The tools variants repeat a different number of times, when they call the same tools (each
+ * variant: the tools of one of its runs' successful calls); null when they differ otherwise.
+ */
+function repeatedTools(variantTools: ReadonlyArray<readonly string[]>): string[] | null {
+  const counts = variantTools.map((tools) => {
+    const byTool = new Map<string, number>();
+    for (const tool of tools) byTool.set(tool, (byTool.get(tool) ?? 0) + 1);
+    return byTool;
+  });
+  const tools = [...counts[0]!.keys()].sort();
+  if (!counts.every((byTool) => byTool.size === tools.length && tools.every((tool) => byTool.has(tool)))) return null;
+  const repeated = tools.filter((tool) => counts.some((byTool) => byTool.get(tool) !== counts[0]!.get(tool)));
+  return repeated.length > 0 ? repeated : null;
+}
+
+/**
+ * The runs whose wording the stated-count test may read: those of the clusters holding several
+ * variants that differ only in repeat counts (`toolsOf`: a run's successful calls' tools). No
+ * other cluster is split by stated counts, so a pass reads no other goal text.
+ */
+export function runsOfCountVariants(
   clusters: readonly number[][],
-  runs: Pick<VariantRuns, 'traceOf' | 'successful'>,
+  runs: Pick<VariantRuns, 'traceOf' | 'successful'> & { toolsOf: (run: number) => readonly string[] },
   minRuns: number,
 ): number[] {
-  return clusters.filter((cluster) => testedVariants(cluster, runs, minRuns).length >= 2).flat();
+  return clusters
+    .filter((cluster) => {
+      const variants = testedVariants(cluster, runs, minRuns);
+      return variants.length >= 2 && repeatedTools(variants.map((members) => runs.toolsOf(members[0]!))) !== null;
+    })
+    .flat();
 }
 
 /**
@@ -154,17 +179,11 @@ export function splitGoalDeterminedVariants(
  * A count no goal states (a loop over whatever a search returned) leaves the variants one procedure.
  */
 function countsStated(variants: readonly number[][], wording: NonNullable<VariantRuns['wording']>, share: number): boolean {
-  const countsOf = (run: number) => {
-    const counts = new Map<string, number>();
-    for (const { tool } of wording.calls(run)) counts.set(tool, (counts.get(tool) ?? 0) + 1);
-    return counts;
-  };
-  const variantCounts = variants.map((members) => countsOf(members[0]!));
-  const tools = [...variantCounts[0]!.keys()].sort();
-  const sameTools = (counts: Map<string, number>) => counts.size === tools.length && tools.every((tool) => counts.has(tool));
-  if (!variantCounts.every(sameTools)) return false;
-  const repeated = tools.filter((tool) => variantCounts.some((counts) => counts.get(tool) !== variantCounts[0]!.get(tool)));
-  if (repeated.length === 0) return false;
+  const toolsOf = (run: number) => wording.calls(run).map((call) => call.tool);
+  const repeated = repeatedTools(variants.map((members) => toolsOf(members[0]!)));
+  if (!repeated) return false;
+  const countOf = (run: number, tool: string) => toolsOf(run).filter((called) => called === tool).length;
+  const variantCounts = variants.map((members) => new Map(repeated.map((tool) => [tool, countOf(members[0]!, tool)])));
   return variants.every((members, variant) => {
     const own = variantCounts[variant]!;
     const agreeing = members.slice(0, EVIDENCE_PER_VARIANT).filter((run) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitGoalDeterminedVariants, type VariantRuns } from '../../src/clustering/goal-determined-variants.ts';
+import { runsOfCountVariants, splitGoalDeterminedVariants, type VariantRuns } from '../../src/clustering/goal-determined-variants.ts';
 import { runSimilarity } from '../../src/clustering/run-similarity.ts';
 import { ProcedureTable } from '../../src/clustering/tool-sequence-similarity.ts';
 import { createSeededRandom } from '../../src/runs/seeded-random.ts';
@@ -106,6 +106,22 @@ describe('a cluster splits into loops whose count every goal states (goal-determ
     // without the goals' wording the same vectors and sequences stay one cluster
     const { wording: _, ...vectorsOnly } = loopRuns(withFailed, new Set([11]));
     expect(splitGoalDeterminedVariants(all, vectorsOnly, 3)).toEqual([all]);
+  });
+
+  it('a pass reads the wording of only the clusters whose variants differ in repeat counts', () => {
+    const tools = [
+      ...Array.from({ length: 3 }, () => ['search', 'policies', 'policies']),
+      ...Array.from({ length: 3 }, () => ['search', 'policies', 'policies', 'policies']),
+      ...Array.from({ length: 3 }, () => ['search', 'policies']),
+      ...Array.from({ length: 3 }, () => ['search', 'reviews']),
+      ...Array.from({ length: 2 }, () => ['search', 'policies', 'policies', 'policies']),
+    ];
+    const procedures = new ProcedureTable(tools.map((sequence) => ({ tools: sequence })));
+    const runs = { traceOf: (run: number) => procedures.traceOfRun[run]!, successful: () => true, toolsOf: (run: number) => tools[run]! };
+    const counts = [0, 1, 2, 3, 4, 5];
+    const otherTool = [6, 7, 8, 9, 10, 11];
+    const oneVariant = [0, 1, 2, 12, 13];
+    expect(runsOfCountVariants([counts, otherTool, oneVariant], runs, 3)).toEqual(counts);
   });
 
   it('a loop over whatever a search returned, goals that state both counts, or variants that differ in a tool stay one cluster', () => {
