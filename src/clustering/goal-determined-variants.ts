@@ -151,10 +151,10 @@ export function splitGoalDeterminedVariants(
   // Split by stated counts, a successful run that repeats a step yet another number of times is a
   // variant too rare to test ("five hotels"): it stays apart rather than blur a variant's count.
   const rareCounts = new Map<number, number[]>();
-  const toolsOf = (run: number) => [...new Set(runs.wording!.calls(run).map((call) => call.tool))].sort().join('\u0000');
+  const toolSetOf = (run: number) => [...new Set(runs.wording!.calls(run).map((call) => call.tool))].sort().join('\u0000');
   for (const run of cluster) {
     if (variantOf.has(run)) continue;
-    if (!byGoalVectors && runs.successful(run) && toolsOf(run) === toolsOf(variants[0]![0]!)) {
+    if (!byGoalVectors && runs.successful(run) && toolSetOf(run) === toolSetOf(variants[0]![0]!)) {
       rareCounts.set(runs.traceOf(run), [...(rareCounts.get(runs.traceOf(run)) ?? []), run]);
       continue;
     }

@@ -8,55 +8,15 @@
  */
 
 const numberWords: ReadonlyMap<string, number> = new Map(
-  [
-    'one',
-    'two',
-    'three',
-    'four',
-    'five',
-    'six',
-    'seven',
-    'eight',
-    'nine',
-    'ten',
-    'eleven',
-    'twelve',
-    'thirteen',
-    'fourteen',
-    'fifteen',
-    'sixteen',
-    'seventeen',
-    'eighteen',
-    'nineteen',
-    'twenty',
-  ].map((word, index) => [word, index + 1]),
+  'one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty'
+    .split(' ')
+    .map((word, index) => [word, index + 1]),
 );
 
 /** Words of identifiers that name an action or join words, not what a call is about. */
-const notSubjects = new Set([
-  'get',
-  'set',
-  'list',
-  'search',
-  'find',
-  'fetch',
-  'create',
-  'update',
-  'delete',
-  'add',
-  'remove',
-  'check',
-  'and',
-  'the',
-  'for',
-  'with',
-  'from',
-  'by',
-  'of',
-  'to',
-  'id',
-  'ids',
-]);
+const notSubjects = new Set(
+  'get set list search find fetch create update delete add remove check and the for with from by of to id ids'.split(' '),
+);
 
 /** Words this many apart at most: "two accessible hotels", "three pet-friendly hotels". */
 const MAX_WORDS_BETWEEN = 2;
