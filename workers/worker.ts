@@ -29,6 +29,15 @@ export interface WorkerOptions {
   workflowBundlePath?: string;
 }
 
+/**
+ * How long the SDK may hold an activity's heartbeats before sending one, and so how late a running
+ * activity learns that its pass was cancelled (the answer to a heartbeat carries the cancel). The
+ * SDK's default is 0.8 × the heartbeat timeout: 24 s for embedding, 4 min for clustering, all the
+ * while a cancelled pass kept its worker busy (the CLI test's pass embedded all 1,500 goals after
+ * its cancel). A small RPC a second per running activity is the price.
+ */
+const HEARTBEAT_THROTTLE_INTERVAL = '1 second';
+
 let runtimeInstalled = false;
 
 /**
@@ -64,6 +73,7 @@ export async function createWorker(options: WorkerOptions): Promise<{ worker: Wo
     taskQueue: options.taskQueue,
     ...(bundlePath ? { workflowBundle: { codePath: bundlePath } } : { workflowsPath }),
     activities: createActivities(options.dependencies),
+    maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE_INTERVAL,
   });
   return { worker, connection };
 }

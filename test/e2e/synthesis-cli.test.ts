@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { countGoalsWithoutEmbedding } from '../../src/embedding/goal-embedding-repository.ts';
 import { freePort } from '../../src/infra/temporal-dev-server.ts';
 import { generateRuns } from '../../src/runs/trace-generator.ts';
 import { runSkillsmith } from '../support/cli.ts';
@@ -12,6 +13,7 @@ import {
   type SynthesisHarness,
 } from '../support/synthesis-harness.ts';
 import { requireTestModel } from '../support/test-model.ts';
+import { until } from '../support/until.ts';
 
 // The demo on a fresh home and the README commands after it: test/e2e/demo-cli.test.ts.
 
@@ -126,6 +128,10 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
     await handle.result().catch(() => undefined);
     const listed = JSON.parse((await runSkillsmith(['passes', '--json', '--tenant', 'cli-cancel'], env)).stdout);
     expect(listed.passes[0]).toMatchObject({ id: handle.workflowId, status: 'cancelled' });
+    // The cancel reached the embedding, which stopped with goals left: it did not go on through all
+    // 1,500 while the SDK held its heartbeats back (workers/worker.ts, HEARTBEAT_THROTTLE_INTERVAL).
+    await until('the cancelled embedding to stop', async () => (harness.worker.getStatus().numInFlightActivities === 0 ? true : undefined));
+    expect(await countGoalsWithoutEmbedding(database.pool, 'cli-cancel', harness.config.embedding.model)).toBeGreaterThan(0);
     const [again, unknown] = await Promise.all([
       runSkillsmith(['passes', 'cancel', handle.workflowId, '--json', '--tenant', 'cli-cancel'], env),
       runSkillsmith(['passes', 'cancel', 'synthesis/cli-cancel/nope', '--tenant', 'cli-cancel'], env),
