@@ -1,11 +1,10 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import { storableString } from '../storable-text.ts';
-import { SkillNotFound } from '../skills/skill-errors.ts';
-import { parseSkillRef, SkillRefInvalid } from '../skills/skill-ref.ts';
+import { parseSkillRef, SkillRefInvalid, type SkillRef } from '../skills/skill-ref.ts';
 import { toolNameSchema } from '../tool-name.ts';
 import { withTransaction } from '../store/database.ts';
-import type { SkillRepository } from '../store/skill-repository.ts';
+import { refNotFound, type SkillRepository } from '../store/skill-repository.ts';
 import type { AgentSpecRepository } from './agent-spec-repository.ts';
 import { agentIdSchema } from './agent-spec-repository.ts';
 import { buildCatalog, sha256Hex, type CatalogCandidate } from './catalog.ts';
@@ -69,31 +68,47 @@ export function pinCandidate(pin: SessionPin): CatalogCandidate {
 }
 
 export async function resolveCandidates(skills: SkillRepository, tenantId: string, refs: readonly string[]): Promise<CatalogCandidate[]> {
-  const unresolved: { ref: string; reason: string }[] = [];
-  const candidates: CatalogCandidate[] = [];
+  // Every ref parsed first (a duplicate name fails the open), then all resolved in one statement:
+  // an open costs one read of the skill table, not one per ref.
+  const parsed: (SkillRef | SkillRefInvalid)[] = [];
   const seen = new Set<string>();
   for (const text of refs) {
+    let ref: SkillRef;
     try {
-      const ref = parseSkillRef(text);
-      if (seen.has(ref.name)) throw new DuplicateSkillName(ref.name, 'the agent spec');
-      seen.add(ref.name);
-      const revision = await skills.resolve(tenantId, ref);
-      candidates.push({
-        name: revision.name,
-        revision: revision.revision,
-        contentSha256: revision.contentSha256,
-        source: revision.source,
-        trust: revision.trust,
-        manifest: revision.manifest,
-      });
+      ref = parseSkillRef(text);
     } catch (error) {
-      if (error instanceof SkillNotFound || error instanceof SkillRefInvalid) {
-        unresolved.push({ ref: text, reason: error.message });
-        continue;
-      }
-      throw error;
+      if (!(error instanceof SkillRefInvalid)) throw error;
+      parsed.push(error);
+      continue;
     }
+    if (seen.has(ref.name)) throw new DuplicateSkillName(ref.name, 'the agent spec');
+    seen.add(ref.name);
+    parsed.push(ref);
   }
+  const valid = parsed.filter((entry): entry is SkillRef => !(entry instanceof SkillRefInvalid));
+  const revisions = await skills.findCatalogRevisions(tenantId, valid);
+  const found = new Map(valid.map((ref, index) => [ref, revisions[index]]));
+  const unresolved: { ref: string; reason: string }[] = [];
+  const candidates: CatalogCandidate[] = [];
+  parsed.forEach((entry, index) => {
+    if (entry instanceof SkillRefInvalid) {
+      unresolved.push({ ref: refs[index]!, reason: entry.message });
+      return;
+    }
+    const revision = found.get(entry);
+    if (!revision) {
+      unresolved.push({ ref: refs[index]!, reason: refNotFound(entry).message });
+      return;
+    }
+    candidates.push({
+      name: revision.name,
+      revision: revision.revision,
+      contentSha256: revision.contentSha256,
+      source: revision.source,
+      trust: revision.trust,
+      manifest: revision.manifest,
+    });
+  });
   if (unresolved.length > 0) throw new SkillRefsUnresolved(unresolved);
   return candidates;
 }

@@ -73,6 +73,11 @@ export interface SkillRepository {
   findRevision(tenantId: string, ref: SkillRef | string): Promise<SkillRevision | undefined>;
   /** As findRevision, but SkillNotFound when there is none. */
   resolve(tenantId: string, ref: SkillRef | string): Promise<SkillRevision>;
+  /**
+   * Each ref as findRevision finds it, in one statement and without body or package (what a
+   * session's catalog needs): the result at each ref's index, undefined where there is none.
+   */
+  findCatalogRevisions(tenantId: string, refs: readonly SkillRef[]): Promise<(CatalogRevision | undefined)[]>;
   /** The last revision number handed out for the name (`skills.latest_revision`); 0 for a name never installed. */
   latestRevision(tenantId: string, name: string): Promise<number>;
   listActive(tenantId: string, limit: number): Promise<SkillRevision[]>;
@@ -82,6 +87,14 @@ export interface SkillRepository {
   /** Re-read every pinned archive; SkillPinMismatch on any digest that differs. */
   verifyPins(tenantId: string, pins: readonly SkillPin[]): Promise<SkillRevision[]>;
 }
+
+/** The failure of a ref that finds no revision: why, by the kind of ref. */
+export function refNotFound(ref: SkillRef): SkillNotFound {
+  return new SkillNotFound(formatSkillRef(ref), ref.revision === null ? 'no active revision' : 'no such skill or revision');
+}
+
+/** A revision as a catalog entry shows it: no body, no package. */
+export type CatalogRevision = Pick<SkillRevision, 'name' | 'revision' | 'contentSha256' | 'source' | 'trust' | 'manifest'>;
 
 export interface SkillRepositoryDependencies {
   pool: pg.Pool;
@@ -269,9 +282,33 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
   async function resolve(tenantId: string, ref: SkillRef | string): Promise<SkillRevision> {
     const parsed = typeof ref === 'string' ? parseSkillRef(ref) : ref;
     const found = await findRevision(tenantId, parsed);
-    if (!found) {
-      throw new SkillNotFound(formatSkillRef(parsed), parsed.revision === null ? 'no active revision' : 'no such skill or revision');
-    }
+    if (!found) throw refNotFound(parsed);
+    return found;
+  }
+
+  async function findCatalogRevisions(tenantId: string, refs: readonly SkillRef[]): Promise<(CatalogRevision | undefined)[]> {
+    if (refs.length === 0) return [];
+    // The rule of selectRevision for every ref at once: a revision number pins that revision, active
+    // or not; none floats to the newest active one.
+    const { rows } = await pool.query<{
+      ord: number;
+      name: string;
+      revision: number;
+      manifest: SkillManifest;
+      content_sha256: string;
+      source: SkillSource;
+      trust: TrustLevel;
+    }>(
+      `SELECT DISTINCT ON (q.ord) q.ord::int AS ord, r.name, r.revision, r.manifest, r.content_sha256, s.source, r.trust
+         FROM unnest($2::text[], $3::int[]) WITH ORDINALITY AS q(name, revision, ord)
+         JOIN skill_revisions r ON r.tenant_id = $1 AND r.name = q.name
+              AND CASE WHEN q.revision IS NULL THEN r.status = 'active' ELSE r.revision = q.revision END
+         JOIN skills s ON s.id = r.skill_id AND s.tenant_id = r.tenant_id
+        ORDER BY q.ord, r.revision DESC`,
+      [tenantId, refs.map((ref) => ref.name), refs.map((ref) => ref.revision)],
+    );
+    const found: (CatalogRevision | undefined)[] = refs.map(() => undefined);
+    for (const { ord, ...columns } of rows) found[ord - 1] = mapRow(columns);
     return found;
   }
 
@@ -334,7 +371,18 @@ export function createSkillRepository({ pool, defaultLicense }: SkillRepositoryD
     return verified;
   }
 
-  return { install, installPackage, findRevision, resolve, latestRevision, listActive, archive, readArchive, verifyPins };
+  return {
+    install,
+    installPackage,
+    findRevision,
+    resolve,
+    findCatalogRevisions,
+    latestRevision,
+    listActive,
+    archive,
+    readArchive,
+    verifyPins,
+  };
 }
 
 export interface SkillRevisionCount {

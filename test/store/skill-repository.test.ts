@@ -11,6 +11,7 @@ import {
 } from '../../src/skills/skill-errors.ts';
 import { SkillNameNotUnique, SkillPackagePathEscape, SkillVersionInvalid } from '../../src/skills/validation-errors.ts';
 import { openSkillPackageMember } from '../../src/store/skill-package-store.ts';
+import { parseSkillRef } from '../../src/skills/skill-ref.ts';
 import type { SkillRepository } from '../../src/store/skill-repository.ts';
 import { countSkillRows, type TestDatabase } from '../support/database.ts';
 import { openTestServices } from '../support/test-services.ts';
@@ -186,6 +187,25 @@ describe('SkillRepository.resolve, listActive and archive', () => {
     expect(pinned.status).toBe('archived');
     expect(pinned.manifest.version).toBe('1.2.0');
     expect((await repository.listActive('t-resolve', 20)).map((revision) => `${revision.name}@${revision.revision}`)).toEqual(['floaty@2']);
+    // Many refs in one statement resolve as each would alone, answered at each ref's index.
+    const refs = ['floaty', 'floaty@3', 'nobody', 'floaty@99', 'floaty@1'].map((ref) => parseSkillRef(ref));
+    const catalog = await repository.findCatalogRevisions('t-resolve', refs);
+    expect(catalog.map((revision) => revision && `${revision.name}@${revision.revision}`)).toEqual([
+      'floaty@2',
+      'floaty@3',
+      undefined,
+      undefined,
+      'floaty@1',
+    ]);
+    expect(catalog[1]).toEqual({
+      name: 'floaty',
+      revision: 3,
+      contentSha256: pinned.contentSha256,
+      source: 'operator',
+      trust: 'trusted_configuration',
+      manifest: pinned.manifest,
+    });
+    expect(await repository.findCatalogRevisions('t-other', refs)).toEqual([undefined, undefined, undefined, undefined, undefined]);
   });
 
   it('fails an unknown name or revision with SkillNotFound quoting the ref', async () => {
