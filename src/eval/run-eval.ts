@@ -7,7 +7,7 @@ import { formatIngestError, ingestJsonlFile } from '../runs/jsonl-ingest.ts';
 import type { PassRecord } from '../synthesis/pass-record.ts';
 import { listPassClusters } from '../synthesis/pass-repository.ts';
 import type { Combination } from '../rollout/paired-evidence.ts';
-import { EvalCorpusInvalid, readCorpusRuns, readHeldout, readLabels, type HeldoutLine } from './eval-corpus.ts';
+import { EvalCorpusInvalid, readCorpusRuns, readHeldout, readLabels, type CorpusRuns, type HeldoutLine } from './eval-corpus.ts';
 import { comparePaired, type PairedEvalReport, type PairedGoalInput } from './paired-eval.ts';
 import {
   clusterPurity,
@@ -101,16 +101,13 @@ export interface EvalReport {
   timings: { ingestMs: number; passesMs: number; scoringMs: number; totalMs: number };
 }
 
-async function ingestCorpus(deps: EvalDependencies, options: EvalOptions, runsCopy: string) {
-  const labels = await readLabels(options.labelsFile);
-  const corpus = await readCorpusRuns(options.runsFile, labels, options.tenantId, runsCopy);
+async function ingestCorpus(deps: EvalDependencies, options: EvalOptions, corpus: EvalCorpus) {
   const ingest = await ingestJsonlFile(deps.pool, corpus.tenantFile, { tenantId: options.tenantId });
   if (ingest.invalid > 0) {
     const shown = ingest.errors.slice(0, 5).map(formatIngestError).join('; ');
     throw new EvalCorpusInvalid(`${options.runsFile}: ${ingest.invalid} invalid line(s): ${shown}${ingest.errors.length > 5 ? '; …' : ''}`);
   }
   deps.progress(`ingested ${ingest.inserted} runs into tenant ${options.tenantId}`);
-  return corpus.runs;
 }
 
 /** `--paired` needs the original run's tools and the gold sequence of every labelled held-out goal. */
@@ -142,18 +139,46 @@ async function runPasses(deps: EvalDependencies, options: EvalOptions): Promise<
   return { passes, converged: false };
 }
 
-export async function runEval(deps: EvalDependencies, options: EvalOptions): Promise<EvalReport> {
-  const started = Date.now();
-  // The held-out file is checked before anything is ingested: --paired needs its sequences.
+/**
+ * The corpus read and checked: every refusal the files alone decide (a run without a label, a
+ * label twice, --paired without its sequences) comes from here, before a stack is started or a
+ * model loaded. The runs file is rewritten for the eval's tenant into a temporary directory.
+ */
+export interface EvalCorpus {
+  runs: CorpusRuns['runs'];
+  heldout: HeldoutLine[];
+  toCompare: PairedLine[];
+  tenantFile: string;
+  /** Removes the rewritten runs file. */
+  discard(): Promise<void>;
+}
+
+export async function readEvalCorpus(options: EvalOptions): Promise<EvalCorpus> {
+  // The held-out file is checked before the runs are read: --paired needs its sequences.
   if (options.paired && !options.heldoutFile) throw new EvalCorpusInvalid('--paired needs --heldout: the goals it compares');
   const heldout = options.heldoutFile ? await readHeldout(options.heldoutFile) : [];
   const toCompare = options.paired ? pairedGoals(heldout) : [];
+  const labels = await readLabels(options.labelsFile);
   const work = await mkdtemp(join(tmpdir(), 'skillsmith-eval-'));
-  let runs: Awaited<ReturnType<typeof ingestCorpus>>;
+  const discard = () => rm(work, { recursive: true, force: true });
   try {
-    runs = await ingestCorpus(deps, options, join(work, 'runs.jsonl'));
+    const { runs, tenantFile } = await readCorpusRuns(options.runsFile, labels, options.tenantId, join(work, 'runs.jsonl'));
+    return { runs, heldout, toCompare, tenantFile, discard };
+  } catch (error) {
+    await discard();
+    throw error;
+  }
+}
+
+/** Runs the eval over `corpus` (readEvalCorpus; read here when not given), and discards it. */
+export async function runEval(deps: EvalDependencies, options: EvalOptions, corpus?: EvalCorpus): Promise<EvalReport> {
+  const started = Date.now();
+  const read = corpus ?? (await readEvalCorpus(options));
+  const { runs, heldout, toCompare } = read;
+  try {
+    await ingestCorpus(deps, options, read);
   } finally {
-    await rm(work, { recursive: true, force: true });
+    await read.discard();
   }
   const ingested = Date.now();
 

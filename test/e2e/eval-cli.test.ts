@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../src/infra/temporal-dev-server.ts';
 import { listProcedures } from '../../src/procedures/procedure-repository.ts';
 import { AUTHORING_IMPLEMENTATION_VERSION } from '../../src/rollout/activation.ts';
 import type { RunReport } from '../../src/runs/run-report.ts';
@@ -143,7 +144,9 @@ describe('skillsmith eval: a labelled corpus through the real pass, scored', () 
   it('refuses a corpus whose runs are not all labelled, before running anything', async () => {
     const labels = join(directory, 'partial-labels.jsonl');
     await writeFile(labels, jsonl([{ runId: 'rotate-1', family: 'rotate-key' }]));
-    const run = await runSkillsmith(['eval', '--runs', join(directory, 'runs.jsonl'), '--labels', labels, '--json'], env);
+    // Nothing it would need to run is there: no Temporal answers at the address, no model in the directory.
+    const nothing = { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`, SKILLSMITH_MODEL_DIR: join(directory, 'no-models') };
+    const run = await runSkillsmith(['eval', '--runs', join(directory, 'runs.jsonl'), '--labels', labels, '--json'], nothing);
     expect(run.code).toBe(1);
     expect(JSON.parse(run.stdout).error).toEqual({
       code: 'EvalCorpusInvalid',

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Option, type Command } from 'commander';
 import type { Config } from '../../config.ts';
+import type { EvalOptions } from '../../eval/run-eval.ts';
 import { currentCombination } from '../../rollout/activation.ts';
 import { readStackFile } from '../../stack-file.ts';
 import type { CliContext } from '../context.ts';
@@ -57,68 +58,77 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
       // Files that cannot be read are said before any stack is started.
       for (const file of [options.runs, options.labels, ...(options.heldout ? [options.heldout] : [])]) await requireReadableFile(file);
       const tenantId = freshEvalTenant();
-      // The stack, Temporal's client and the services load here, not for `--help`.
-      const [{ Client, Connection }, { createServices }, { startSynthesisPass }, { formatEvalReport }, { runEval }, { createPool }] =
-        await Promise.all([
-          import('@temporalio/client'),
-          import('../../app/services.ts'),
-          import('../../client/synthesis-client.ts'),
-          import('../../eval/eval-table.ts'),
-          import('../../eval/run-eval.ts'),
-          import('../../store/database.ts'),
-        ]);
-      const stack = await openStack(context, config);
-      const pool = createPool(stack.databaseUrl);
-      const connection = await Connection.connect({ address: stack.temporalAddress });
+      const evalOptions: EvalOptions = {
+        tenantId,
+        runsFile: options.runs,
+        labelsFile: options.labels,
+        ...(options.heldout === undefined ? {} : { heldoutFile: options.heldout }),
+        ...(options.paired === undefined ? {} : { paired: { pairsFile: options.paired, combination: currentCombination(config) } }),
+        maxPasses: options.maxPasses,
+        settings: {
+          embeddingModel: config.embedding.model,
+          similarityTau: config.synthesis.similarityTau,
+          recallThreshold: config.recall.threshold,
+          recallAcceptanceSlack: config.recall.acceptanceSlack,
+          linkage: config.synthesis.linkage,
+          distiller: config.synthesis.distiller,
+          minOccurrences: config.synthesis.minOccurrences,
+          minSuccessRate: config.synthesis.minSuccessRate,
+          minSteps: config.synthesis.minSteps,
+          maxClustersPerPass: config.synthesis.maxClustersPerPass,
+        },
+      };
+      // A corpus the files alone refuse is said before a stack starts or the model loads (seconds of each).
+      const { readEvalCorpus, runEval } = await import('../../eval/run-eval.ts');
+      const corpus = await readEvalCorpus(evalOptions);
       try {
-        say(`eval tenant ${tenantId}: Temporal ${stack.temporalAddress}`);
-        const client = new Client({ connection, namespace: config.temporal.namespace });
-        const services = createServices(config, pool, { logger: context.logger, temporalAddress: stack.temporalAddress });
-        // Load the model before the first pass, so a missing model fails the eval at once.
-        await services.embedder(tenantId);
-        const report = await runEval(
-          {
-            pool,
-            runPass: async (tenant) =>
-              watchPass(
-                await startSynthesisPass(client, {
-                  tenantId: tenant,
-                  full: true,
-                  taskQueue: config.temporal.taskQueue,
-                  heartbeatTimeoutSeconds: config.synthesis.heartbeatTimeoutSeconds,
-                }),
-              ),
-            recall: async (tenant, goal) => (await services.recall(tenant, { goal, topK: 2 })).map(({ name, score }) => ({ name, score })),
-            progress: say,
-          },
-          {
-            tenantId,
-            runsFile: options.runs,
-            labelsFile: options.labels,
-            ...(options.heldout === undefined ? {} : { heldoutFile: options.heldout }),
-            ...(options.paired === undefined ? {} : { paired: { pairsFile: options.paired, combination: currentCombination(config) } }),
-            maxPasses: options.maxPasses,
-            settings: {
-              embeddingModel: config.embedding.model,
-              similarityTau: config.synthesis.similarityTau,
-              recallThreshold: config.recall.threshold,
-              recallAcceptanceSlack: config.recall.acceptanceSlack,
-              linkage: config.synthesis.linkage,
-              distiller: config.synthesis.distiller,
-              minOccurrences: config.synthesis.minOccurrences,
-              minSuccessRate: config.synthesis.minSuccessRate,
-              minSteps: config.synthesis.minSteps,
-              maxClustersPerPass: config.synthesis.maxClustersPerPass,
+        // The stack, Temporal's client and the services load here, not for `--help`.
+        const [{ Client, Connection }, { createServices }, { startSynthesisPass }, { formatEvalReport }, { createPool }] =
+          await Promise.all([
+            import('@temporalio/client'),
+            import('../../app/services.ts'),
+            import('../../client/synthesis-client.ts'),
+            import('../../eval/eval-table.ts'),
+            import('../../store/database.ts'),
+          ]);
+        const stack = await openStack(context, config);
+        const pool = createPool(stack.databaseUrl);
+        const connection = await Connection.connect({ address: stack.temporalAddress });
+        try {
+          say(`eval tenant ${tenantId}: Temporal ${stack.temporalAddress}`);
+          const client = new Client({ connection, namespace: config.temporal.namespace });
+          const services = createServices(config, pool, { logger: context.logger, temporalAddress: stack.temporalAddress });
+          // Load the model before the first pass, so a missing model fails the eval at once.
+          await services.embedder(tenantId);
+          const report = await runEval(
+            {
+              pool,
+              runPass: async (tenant) =>
+                watchPass(
+                  await startSynthesisPass(client, {
+                    tenantId: tenant,
+                    full: true,
+                    taskQueue: config.temporal.taskQueue,
+                    heartbeatTimeoutSeconds: config.synthesis.heartbeatTimeoutSeconds,
+                  }),
+                ),
+              recall: async (tenant, goal) =>
+                (await services.recall(tenant, { goal, topK: 2 })).map(({ name, score }) => ({ name, score })),
+              progress: say,
             },
-          },
-        );
-        // The recalls' last_used_at hints are written before the pool closes (else a warning at every eval's end).
-        await services.recallUsage.flush();
-        context.output.result(json, report, () => formatEvalReport(report));
+            evalOptions,
+            corpus,
+          );
+          // The recalls' last_used_at hints are written before the pool closes (else a warning at every eval's end).
+          await services.recallUsage.flush();
+          context.output.result(json, report, () => formatEvalReport(report));
+        } finally {
+          await connection.close();
+          await pool.end();
+          await stack.stop();
+        }
       } finally {
-        await connection.close();
-        await pool.end();
-        await stack.stop();
+        await corpus.discard();
       }
     });
 }
