@@ -109,16 +109,25 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
 
   // The three tests below change nothing another reads (the cancelled pass has a tenant of its
   // own) and mostly wait on child processes, Temporal and a connect timeout: they run side by side.
-  it.concurrent('recall refuses an empty goal and a bad --top-k, one line each', async ({ expect }) => {
-    const [empty, topK] = await Promise.all([
-      runSkillsmith(['recall', '  ', '--tenant', 'cli'], env),
-      runSkillsmith(['recall', 'rotate keys', '--top-k', 'many', '--tenant', 'cli'], env),
-    ]);
-    expect(empty.code).toBe(1);
-    expect(empty.stderr).toMatch(/goal is empty/);
-    expect(topK.code).toBe(1);
-    expect(topK.stderr.trim().split('\n')).toHaveLength(1);
-  });
+  it.concurrent(
+    'recall refuses an empty goal and a bad --top-k, one line each, before it opens the database or loads a model',
+    async ({ expect }) => {
+      const nothing = {
+        ...env,
+        DATABASE_URL: `postgresql://postgres@127.0.0.1:${await freePort()}/none`,
+        SKILLSMITH_MODEL_DIR: '/nonexistent',
+      };
+      const [empty, topK] = await Promise.all([
+        runSkillsmith(['recall', '  ', '--tenant', 'cli'], nothing),
+        runSkillsmith(['recall', 'rotate keys', '--top-k', 'many', '--tenant', 'cli'], nothing),
+      ]);
+      expect(empty.code).toBe(1);
+      expect(empty.stderr).toMatch(/goal is empty/);
+      expect(topK.code).toBe(1);
+      expect(topK.stderr).toMatch(/topK/);
+      expect(topK.stderr.trim().split('\n')).toHaveLength(1);
+    },
+  );
 
   it.concurrent('passes cancel stops a running pass, which is recorded as cancelled', async ({ expect }) => {
     const handle = await harness.startPass({ tenantId: 'cli-cancel' });

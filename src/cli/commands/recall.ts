@@ -39,6 +39,9 @@ async function recallForCli(
       threshold: `the tenant's recall threshold; answered by the stack at ${stack.apiUrl}`,
     };
   }
+  // A goal or --top-k recall would refuse is refused before the database is opened and the model loaded (a second of CPU).
+  const { recallRequestSchema } = await import('../../recall/recall.ts');
+  recallRequestSchema.parse({ goal: request.goal, topK: request.topK });
   const services = await context.services();
   const matches = await services.recall(tenant, { goal: request.goal, topK: request.topK });
   // Its use (last_used_at) is written before the process ends.
