@@ -163,8 +163,11 @@ describe('the synthesis CLI: synthesize --wait, passes, recall, procedures, sche
   // runs near its timeout when the machine is busy (each CLI call is a process of its own).
   describe('schedule set / show / pause / resume / delete manage a Temporal Schedule with overlap skip', () => {
     it('set creates it with overlap skip on the pass task queue, show prints it as written; a bad --every is refused', async () => {
-      // Refused before it reaches Temporal: nothing it could change, so it runs beside the rest.
-      const badRun = runSkillsmith(['schedule', 'set', '--every', 'daily', '--tenant', 'cli'], env);
+      // Refused before it reaches Temporal (none answers at its address): nothing it could change, so it runs beside the rest.
+      const badRun = runSkillsmith(['schedule', 'set', '--every', 'daily', '--tenant', 'cli'], {
+        ...env,
+        TEMPORAL_ADDRESS: `127.0.0.1:${await freePort()}`,
+      });
       const set = await runSkillsmith(['schedule', 'set', '--every', '24h', '--json', '--tenant', 'cli'], env);
       expect(set.code).toBe(0);
       expect(JSON.parse(set.stdout)).toMatchObject({ scheduleId: 'synthesis/cli', paused: false });

@@ -218,7 +218,9 @@ export function registerSynthesisCommands(program: Command, context: CliContext)
     .requiredOption('--every <interval>', 'e.g. 24h, 6h, 90m, 1d')
     .action(async (options: { every: string }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
-      const { setSynthesisSchedule, describeSynthesisSchedule } = await passModules();
+      const { setSynthesisSchedule, describeSynthesisSchedule, parseEvery } = await passModules();
+      // A bad --every is refused before Temporal is connected to.
+      parseEvery(options.every);
       const client = await context.temporalClient();
       await setSynthesisSchedule(client, {
         tenantId: tenant,
