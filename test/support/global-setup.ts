@@ -64,13 +64,21 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
 }
 
-/** A PGlite database migrated to the current schema, dumped into `directory` (test/support/database.ts starts from it). */
+/**
+ * A PGlite database migrated to the current schema, dumped into `directory` (test/support/database.ts
+ * starts from it). Every file's start unpacks the whole dump, so it holds no more than a test uses:
+ * 1 MB WAL segments, and no template0 / template1 (nothing runs CREATE DATABASE on PGlite). 42 → 17 MB,
+ * a start from it 0.99–1.10 → 0.64–0.70 s of CPU (10 starts, paired).
+ */
 async function dumpMigratedDatabase(directory: string): Promise<string> {
-  const embedded = await startEmbeddedPostgres();
+  const embedded = await startEmbeddedPostgres({ walSegmentSizeMb: 1 });
   try {
     const pool = createPool(embedded.url);
     try {
       await migrate(pool);
+      await pool.query(`UPDATE pg_database SET datistemplate = false WHERE datname IN ('template0', 'template1')`);
+      await pool.query('DROP DATABASE template0');
+      await pool.query('DROP DATABASE template1');
     } finally {
       await pool.end();
     }
