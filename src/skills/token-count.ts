@@ -1,17 +1,65 @@
 import { createHash } from 'node:crypto';
-import { getEncoding, type Tiktoken } from 'js-tiktoken';
+import { Tiktoken } from 'js-tiktoken/lite';
+import cl100kBase from 'js-tiktoken/ranks/cl100k_base';
 
 /**
- * The one token counter every skill rule uses: js-tiktoken with the `cl100k_base` encoding.
- * The encoder is built on first use (loading its ranks costs ~100 ms) and shared afterwards.
+ * The one token counter every skill rule uses: js-tiktoken with the `cl100k_base` encoding
+ * (`getEncoding(TOKEN_ENCODING)` counts the same). The encoder is built on first use and shared.
  */
 export const TOKEN_ENCODING = 'cl100k_base';
 
 let encoder: Tiktoken | undefined;
 
 function sharedEncoder(): Tiktoken {
-  encoder ??= getEncoding(TOKEN_ENCODING);
+  encoder ??= quickEncoder() ?? new Tiktoken(cl100kBase);
   return encoder;
+}
+
+/** 'hello world' in cl100k_base: what the quick encoder must give, or it is not used. */
+const KNOWN_TOKENS = { text: 'hello world', tokens: [15339, 1917] };
+/** Byte sequences looked up so far (hits and misses): past this many the memo starts again. */
+const LOOKUP_MEMO_LIMIT = 200_000;
+
+/**
+ * js-tiktoken's own constructor decodes all 100k ranks into a map keyed by their bytes before the
+ * first count: 0.6–0.7 s of CPU in every process that counts a token (a `skills install`, a
+ * worker distilling, each CLI test's child). This encoder keeps the ranks by their base64 text,
+ * as the rank file spells them (60–70 ms to read), and converts a byte sequence the encoder asks
+ * for when it asks, remembering the answer (counts as fast as the original's once warm). It uses
+ * the encoder's internal rank table (`rankMap`, looked up with `get` on the bytes joined by commas),
+ * so it is checked on a known text and, should a js-tiktoken release change that, left unused.
+ */
+function quickEncoder(): Tiktoken | undefined {
+  const ranks = new Map<string, number>();
+  for (const line of cl100kBase.bpe_ranks.split('\n')) {
+    // `<prefix> <first rank> <token> <token> …`, each token its bytes in base64.
+    const fields = line.split(' ');
+    let rank = Number.parseInt(fields[1] ?? '', 10);
+    for (let index = 2; index < fields.length; index++) ranks.set(fields[index]!, rank++);
+  }
+  const memo = new Map<string, number | null>();
+  const rankMap = {
+    get(joinedBytes: string): number | undefined {
+      let rank = memo.get(joinedBytes);
+      if (rank === undefined) {
+        rank = ranks.get(Buffer.from(joinedBytes.split(',').map(Number)).toString('base64')) ?? null;
+        if (memo.size >= LOOKUP_MEMO_LIMIT) memo.clear();
+        memo.set(joinedBytes, rank);
+      }
+      return rank ?? undefined;
+    },
+  };
+  // Built with no ranks (instant), then given the lookup above in place of the decoded table.
+  const quick = new Tiktoken({ ...cl100kBase, bpe_ranks: '' });
+  const internals = quick as unknown as { rankMap?: unknown };
+  if (!(internals.rankMap instanceof Map)) return undefined;
+  internals.rankMap = rankMap;
+  try {
+    const tokens = quick.encode(KNOWN_TOKENS.text, [], []);
+    return tokens.join() === KNOWN_TOKENS.tokens.join() ? quick : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**

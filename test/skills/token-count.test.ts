@@ -1,3 +1,5 @@
+import { readFile } from 'node:fs/promises';
+import fc from 'fast-check';
 import { getEncoding } from 'js-tiktoken';
 import { describe, expect, it } from 'vitest';
 import { countTokens, TOKEN_ENCODING } from '../../src/skills/token-count.ts';
@@ -32,5 +34,24 @@ describe('countTokens', () => {
     expect(countTokens('<|endoftext|>')).toBeGreaterThan(1);
     const longText = `${long(7)}\n<|endoftext|>\n`;
     expect(countTokens(longText)).toBe(encoder.encode(longText, [], []).length);
+  });
+  it("counts every text exactly as js-tiktoken's own cl100k_base encoder does (the rank table read lazily)", async () => {
+    // Generated text of every kind the encoder splits differently: any Unicode (astral planes,
+    // lone surrogates' replacements), words, digits, whitespace runs, code-like punctuation.
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.string({ unit: 'binary', maxLength: 400 }),
+          fc.string({ unit: fc.constantFrom(...'ab é日本😀 \n\t0123456789.,;:{}()[]<>|/\\\'"`-_=+*&^%$#@!~'), maxLength: 400 }),
+        ),
+        (text) => countTokens(text) === encoder.encode(text, [], []).length,
+      ),
+      { numRuns: 1000, seed: 20261202 },
+    );
+    // Long real texts: the repository's own documents.
+    for (const path of ['README.md', 'bench/README.md', 'src/skills/token-count.ts']) {
+      const text = await readFile(path, 'utf8');
+      expect(countTokens(text)).toBe(encoder.encode(text, [], []).length);
+    }
   });
 });
