@@ -37,9 +37,9 @@ type FeatureExtractor = (
 ) => Promise<{ data: Float32Array; dims: number[] }>;
 
 interface LoadedModel {
-  /** The batch path (a pass's goals): onnxruntime's default intra-op threads, one per core. */
-  extractor: FeatureExtractor;
-  /** The latency path (one text: a recall's goal), loaded on first use; see `queryExtractor`. */
+  /** The batch path (a pass's goals): onnxruntime's default intra-op threads, one per core; loaded on first use. */
+  batchExtractor: () => Promise<FeatureExtractor>;
+  /** The latency path (one text: a recall's goal); see `queryExtractor`. */
   queryExtractor: () => Promise<FeatureExtractor>;
   dimension: number;
 }
@@ -101,22 +101,28 @@ async function loadModel(settings: EmbeddingSettings): Promise<LoadedModel> {
       throw new EmbeddingModelUnavailable(settings.model, searched, error instanceof Error ? error.message : String(error));
     }
   };
-  const extractor = await load({});
-  // One short text gains nothing from a second thread (a ~10-token goal is ~2 ms of one core) and
-  // a single-threaded session cannot fight a pass's pool for the cores: its own session, loaded
-  // once on the first query (the same model file and weights, so the same vectors).
-  let queryLoading: Promise<FeatureExtractor> | undefined;
-  const queryExtractor = () => {
-    queryLoading ??= load({ intraOpNumThreads: 1, interOpNumThreads: 1 });
-    queryLoading.catch(() => (queryLoading = undefined));
-    return queryLoading;
+  /** One session per path, loaded once on first use; a failed load is tried again by the next. */
+  const loadedOnUse = (sessionOptions: Record<string, unknown>) => {
+    let loading: Promise<FeatureExtractor> | undefined;
+    return () => {
+      loading ??= load(sessionOptions);
+      loading.catch(() => (loading = undefined));
+      return loading;
+    };
   };
-  const probe = await extractor(['dimension probe'], { pooling: settings.pooling, normalize: true });
+  // One short text gains nothing from a second thread (a ~10-token goal is ~2 ms of one core) and
+  // a single-threaded session cannot fight a pass's pool for the cores: its own session (the same
+  // model file and weights, so the same vectors). It is loaded first and probed for the dimension,
+  // so a process that only ever embeds one text at a time (a recall) never loads the batch session:
+  // a CLI recall loaded both, ~0.7 s of CPU for the second.
+  const queryExtractor = loadedOnUse({ intraOpNumThreads: 1, interOpNumThreads: 1 });
+  const batchExtractor = loadedOnUse({});
+  const probe = await (await queryExtractor())(['dimension probe'], { pooling: settings.pooling, normalize: true });
   const dimension = probe.dims.at(-1);
   if (!dimension) {
     throw new EmbeddingModelUnavailable(settings.model, searched, `unexpected output shape [${probe.dims.join(', ')}]`);
   }
-  return { extractor, queryExtractor, dimension };
+  return { batchExtractor, queryExtractor, dimension };
 }
 
 /**
@@ -164,7 +170,7 @@ export async function createEmbedder(settings: EmbeddingSettings, choice: Embedd
     // A failed load is not cached: the operator may pull the model and retry in-process.
     loading.catch(() => loadedModels.delete(key));
   }
-  const { extractor, queryExtractor, dimension } = await loading;
+  const { batchExtractor, queryExtractor, dimension } = await loading;
   if (settings.dimension !== undefined && settings.dimension !== dimension) {
     throw new EmbeddingDimensionMismatch(settings.model, settings.dimension, dimension, 'SKILLSMITH_EMBEDDING_DIMENSION');
   }
@@ -182,7 +188,7 @@ export async function createEmbedder(settings: EmbeddingSettings, choice: Embedd
       const vectors: Float32Array[] = [];
       for (let start = 0; start < texts.length; start += batchSize) {
         const batch = texts.slice(start, start + batchSize).map((text) => prefix + text);
-        const run = texts.length === 1 || choice.background ? await queryExtractor() : extractor;
+        const run = texts.length === 1 || choice.background ? await queryExtractor() : await batchExtractor();
         const infer = () => run(batch, { pooling: settings.pooling, normalize: true });
         const output = await (choice.background ? inTurn(infer) : infer());
         for (let row = 0; row < batch.length; row++) {
