@@ -7,13 +7,13 @@ export const WORKFLOW_BUNDLE_FILE = join('workflows', 'workflow-bundle.js');
 /** Where the build writes the CLI's bundle (scripts/bundle-cli.js), relative to the build's root. */
 export const CLI_BUNDLE_FILE = join('cli', 'skillsmith.js');
 
-/** Newest modification time of the compiled modules under `directory`; 0 when there are none. */
-function newestModule(directory: string): number {
+/** Newest modification time of the modules under `directory` (compiled `.js`, or `.ts` sources); 0 when there are none. */
+export function newestModule(directory: string, extension: '.js' | '.ts' = '.js'): number {
   let newest = 0;
   for (const entry of readdirSync(directory, { withFileTypes: true })) {
     const path = join(directory, entry.name);
-    if (entry.isDirectory()) newest = Math.max(newest, newestModule(path));
-    else if (entry.name.endsWith('.js')) newest = Math.max(newest, statSync(path).mtimeMs);
+    if (entry.isDirectory()) newest = Math.max(newest, newestModule(path, extension));
+    else if (entry.name.endsWith(extension)) newest = Math.max(newest, statSync(path).mtimeMs);
   }
   return newest;
 }
