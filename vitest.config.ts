@@ -2,26 +2,28 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The files that take longest, longest first: CI from a fresh clone at 755bb96 on 2 quiet cores
- * (sessions 103 s, durability 84 s, synthesis-cli 74 s, skills-cli 48 s, eval-cli 43 s,
- * synthesis-pass 42 s, demo-cli 40 s, stack 38 s, agents-sync-cli and partition-equality 33 s,
- * intake-review and reconcile-by-procedure 30 s, the rest ≤ 29 s). With three forks the suite ends
- * when its last file does: a long file started last would run alone at the end, so these start
- * first (a fresh clone has no timing cache, and vitest would otherwise order by file size).
+ * The files that take longest, longest first: the whole suite at 1cbd2cc on 2 quiet cores
+ * (durability 75 s, synthesis-cli 62 s, sessions 53 s, synthesis-pass 33 s, demo-cli 30 s,
+ * stack 24 s, eval-cli 24 s, installed-package 20 s, intake-review, partition-equality,
+ * reconcile-by-procedure and skills-cli 19–20 s, stack-check 17 s, the rest ≤ 13 s). With three
+ * forks the suite ends when its last file does: a long file started last would run alone at the
+ * end, so these start first (a fresh clone has no timing cache, and vitest would otherwise order
+ * by file size).
  */
 const SLOWEST_FILES = [
-  'test/store/sessions.test.ts',
   'test/e2e/durability.test.ts',
   'test/e2e/synthesis-cli.test.ts',
-  'test/store/skills-cli.test.ts',
-  'test/e2e/eval-cli.test.ts',
+  'test/store/sessions.test.ts',
   'test/workflows/synthesis-pass.test.ts',
   'test/e2e/demo-cli.test.ts',
   'test/e2e/stack.test.ts',
-  'test/store/agents-sync-cli.test.ts',
-  'test/clustering/partition-equality.test.ts',
+  'test/e2e/eval-cli.test.ts',
+  'test/package/installed-package.test.ts',
   'test/workflows/intake-review.test.ts',
+  'test/clustering/partition-equality.test.ts',
   'test/workflows/reconcile-by-procedure.test.ts',
+  'test/store/skills-cli.test.ts',
+  'test/workflows/stack-check.test.ts',
 ];
 
 class SlowestFirst extends BaseSequencer {
