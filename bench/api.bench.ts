@@ -28,6 +28,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type pg from 'pg';
@@ -249,19 +250,66 @@ async function backendCpuMs(pool: pg.Pool): Promise<number | undefined> {
   return total;
 }
 
-/** The pool with each query's wall time recorded: what recall's statements cost, and how many a recall issues. */
-function timedPool(pool: pg.Pool, samples: number[]): pg.Pool {
+/** When a statement or a garbage collection ran (performance.now()), for the tail's breakdown. */
+interface Interval {
+  start: number;
+  end: number;
+}
+
+/**
+ * The pool with each query's wall time recorded: what recall's statements cost, and how many a recall
+ * issues; `intervals` gets when each ran, and `others` when each statement that was not a recall's ran
+ * (the batched last_used_at write).
+ */
+function timedPool(pool: pg.Pool, samples: number[], others: Interval[]): pg.Pool {
   return new Proxy(pool, {
     get(target, property, receiver) {
       if (property !== 'query') return Reflect.get(target, property, receiver) as unknown;
       return async (...args: Parameters<pg.Pool['query']>) => {
         const started = performance.now();
         const result = await (target.query as (...queryArgs: unknown[]) => Promise<unknown>)(...args);
-        samples.push(performance.now() - started);
+        const ended = performance.now();
+        samples.push(ended - started);
+        const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string }).text;
+        if (!text?.startsWith('WITH q AS')) others.push({ start: started, end: ended });
         return result;
       };
     },
   });
+}
+
+/** Milliseconds of `intervals` inside [start, end]. */
+function overlapMs(intervals: readonly Interval[], start: number, end: number): number {
+  return intervals.reduce((sum, interval) => sum + Math.max(0, Math.min(end, interval.end) - Math.max(start, interval.start)), 0);
+}
+
+interface RecallSample extends Interval {
+  sqlMs: number;
+}
+
+/**
+ * What the slowest 1 % of recall calls are made of, beside the median call: their SQL, the rest
+ * of the call (the query embedding, mostly), and how much of them overlapped a garbage collection
+ * of the server or another statement (the batched last_used_at write).
+ */
+function tailBreakdown(samples: readonly RecallSample[], collections: readonly Interval[], others: readonly Interval[]) {
+  const byCall = [...samples].sort((left, right) => left.end - left.start - (right.end - right.start));
+  const describe = (chosen: readonly RecallSample[]) => {
+    const mean = (value: (sample: RecallSample) => number) =>
+      Math.round((chosen.reduce((sum, sample) => sum + value(sample), 0) / chosen.length) * 1000) / 1000;
+    return {
+      calls: chosen.length,
+      callMs: mean((sample) => sample.end - sample.start),
+      sqlMs: mean((sample) => sample.sqlMs),
+      restMs: mean((sample) => sample.end - sample.start - sample.sqlMs),
+      gcOverlapMs: mean((sample) => overlapMs(collections, sample.start, sample.end)),
+      withGc: chosen.filter((sample) => overlapMs(collections, sample.start, sample.end) > 0).length,
+      withOtherStatement: chosen.filter((sample) => overlapMs(others, sample.start, sample.end) > 0).length,
+    };
+  };
+  const tail = byCall.slice(Math.floor(byCall.length * 0.99));
+  const middle = byCall.slice(Math.floor(byCall.length * 0.45), Math.ceil(byCall.length * 0.55));
+  return { slowestPercent: describe(tail), middleTenPercent: describe(middle) };
 }
 
 async function main(): Promise<void> {
@@ -290,7 +338,14 @@ async function main(): Promise<void> {
     const sqlMs: number[] = [];
     const recallMs: number[] = [];
     const sqlPerRecallMs: number[] = [];
-    const services = createServices(config, timedPool(database.pool, sqlMs), { logger: pino({ level: 'silent' }) });
+    const recallSamples: RecallSample[] = [];
+    const otherStatements: Interval[] = [];
+    const collections: Interval[] = [];
+    const gcObserver = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) collections.push({ start: entry.startTime, end: entry.startTime + entry.duration });
+    });
+    gcObserver.observe({ entryTypes: ['gc'] });
+    const services = createServices(config, timedPool(database.pool, sqlMs, otherStatements), { logger: pino({ level: 'silent' }) });
     const api = await startApiServer(
       {
         ...services,
@@ -303,9 +358,12 @@ async function main(): Promise<void> {
           try {
             return await services.recall(tenantId, request);
           } finally {
-            recallMs.push(performance.now() - started);
+            const ended = performance.now();
+            recallMs.push(ended - started);
             // One request at a time (--concurrency 1): the statements since the call began are its own.
-            sqlPerRecallMs.push(sqlMs.slice(statementsBefore).reduce((sum, ms) => sum + ms, 0));
+            const sql = sqlMs.slice(statementsBefore).reduce((sum, ms) => sum + ms, 0);
+            sqlPerRecallMs.push(sql);
+            recallSamples.push({ start: started, end: ended, sqlMs: sql });
           }
         },
       },
@@ -339,6 +397,9 @@ async function main(): Promise<void> {
         sqlMs.length = 0;
         recallMs.length = 0;
         sqlPerRecallMs.length = 0;
+        recallSamples.length = 0;
+        otherStatements.length = 0;
+        collections.length = 0;
         cpuBefore = process.cpuUsage();
       });
       const cpu = process.cpuUsage(cpuBefore);
@@ -367,6 +428,7 @@ async function main(): Promise<void> {
               // Every statement of one recall, summed (meaningful at --concurrency 1).
               sqlPerRecall: summarize(sqlPerRecallMs),
               statementsPerRecall: Math.round((statements / recallMs.length) * 100) / 100,
+              tail: tailBreakdown(recallSamples, collections, otherStatements),
             },
             cpuPerRequestMs: {
               serverProcess: perRequest((cpu.user + cpu.system) / 1000),
@@ -380,6 +442,7 @@ async function main(): Promise<void> {
       );
     } finally {
       loader?.kill();
+      gcObserver.disconnect();
       await api.close();
     }
   } finally {
