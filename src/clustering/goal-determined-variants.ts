@@ -15,6 +15,7 @@
  * or repeated steps, and the cluster stays whole. The test reads goals and tool sequences only,
  * never labels; it runs after the cut, on each cluster (post-processing, like qualification).
  */
+import { toolsRepeatedDifferently } from '../procedures/tool-sequence.ts';
 import { createSeededRandom } from '../runs/seeded-random.ts';
 import { dot } from './cosine.ts';
 import { callSubjects, statedCounts } from './stated-counts.ts';
@@ -65,22 +66,6 @@ function testedVariants(cluster: readonly number[], runs: Pick<VariantRuns, 'tra
 }
 
 /**
- * The tools variants repeat a different number of times, when they call the same tools (each
- * variant: the tools of one of its runs' successful calls); null when they differ otherwise.
- */
-function repeatedTools(variantTools: ReadonlyArray<readonly string[]>): string[] | null {
-  const counts = variantTools.map((tools) => {
-    const byTool = new Map<string, number>();
-    for (const tool of tools) byTool.set(tool, (byTool.get(tool) ?? 0) + 1);
-    return byTool;
-  });
-  const tools = [...counts[0]!.keys()].sort();
-  if (!counts.every((byTool) => byTool.size === tools.length && tools.every((tool) => byTool.has(tool)))) return null;
-  const repeated = tools.filter((tool) => counts.some((byTool) => byTool.get(tool) !== counts[0]!.get(tool)));
-  return repeated.length > 0 ? repeated : null;
-}
-
-/**
  * The runs whose wording the stated-count test may read: those of the clusters holding several
  * variants that differ only in repeat counts (`toolsOf`: a run's successful calls' tools). No
  * other cluster is split by stated counts, so a pass reads no other goal text.
@@ -93,7 +78,7 @@ export function runsOfCountVariants(
   return clusters
     .filter((cluster) => {
       const variants = testedVariants(cluster, runs, minRuns);
-      return variants.length >= 2 && repeatedTools(variants.map((members) => runs.toolsOf(members[0]!))) !== null;
+      return variants.length >= 2 && toolsRepeatedDifferently(variants.map((members) => runs.toolsOf(members[0]!))) !== null;
     })
     .flat();
 }
@@ -180,7 +165,7 @@ export function splitGoalDeterminedVariants(
  */
 function countsStated(variants: readonly number[][], wording: NonNullable<VariantRuns['wording']>, share: number): boolean {
   const toolsOf = (run: number) => wording.calls(run).map((call) => call.tool);
-  const repeated = repeatedTools(variants.map((members) => toolsOf(members[0]!)));
+  const repeated = toolsRepeatedDifferently(variants.map((members) => toolsOf(members[0]!)));
   if (!repeated) return false;
   const countOf = (run: number, tool: string) => toolsOf(run).filter((called) => called === tool).length;
   const variantCounts = variants.map((members) => new Map(repeated.map((tool) => [tool, countOf(members[0]!, tool)])));

@@ -1,5 +1,5 @@
 import type { Procedure } from '../procedures/procedure.ts';
-import { toolSequenceSimilarity } from '../procedures/tool-sequence.ts';
+import { toolSequenceSimilarity, toolsRepeatedDifferently } from '../procedures/tool-sequence.ts';
 
 /**
  * Mem0's decision without DELETE, plus Zep's lineage, judged by procedure: a qualifying cluster
@@ -188,12 +188,6 @@ export function sameStepsReordered(a: readonly string[], b: readonly string[], o
   return coreA.length > 0 && coreA === sorted(b);
 }
 
-/** The same tools, some called a different number of times (`a b b` and `a b b b`; `a b a b` and `a b`). */
-export function repeatedDifferently(a: readonly string[], b: readonly string[]): boolean {
-  const distinct = (tools: readonly string[]) => [...new Set(tools)].sort().join('\u0000');
-  return a.length !== b.length && distinct(a) === distinct(b);
-}
-
 /**
  * The existing procedure this cluster is, or competes with: the same procedure first (identical
  * sequence, else one optional step apart for the same kind of goal; a live one before a
@@ -249,10 +243,7 @@ export function matchProcedure(
       (candidate) =>
         isLive(candidate.target) &&
         goal(candidate) >= thresholds.sameJob &&
-        !repeatedDifferently(
-          cluster.tools,
-          candidate.target.toolSequence.map((step) => step.tool),
-        ),
+        toolsRepeatedDifferently([cluster.tools, candidate.target.toolSequence.map((step) => step.tool)]) === null,
     )
     .sort((a, b) => goal(b) - goal(a) || a.target.name.localeCompare(b.target.name));
   return sameJob[0] ? { relation: 'same-job', ...sameJob[0] } : undefined;

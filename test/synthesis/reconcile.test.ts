@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Procedure } from '../../src/procedures/procedure.ts';
-import { toolSequenceSimilarity } from '../../src/procedures/tool-sequence.ts';
+import { toolSequenceSimilarity, toolsRepeatedDifferently } from '../../src/procedures/tool-sequence.ts';
 import {
   cosine,
   decide,
@@ -8,7 +8,6 @@ import {
   matchProcedure,
   oneStepApart,
   observedOptionalTools,
-  repeatedDifferently,
   sameStepsReordered,
   sameUpToOptionalSteps,
   settleAlreadyLearned,
@@ -208,9 +207,20 @@ describe('reconcile by procedure (ADD / UPDATE / NOOP / SUPERSEDE, never DELETE)
     // goals as alike as one job's: a differently sized job does not compete with it (no SUPERSEDE, no NOOP)
     const sameWording = { ...policies, goalCentroid: goalAt(0.99), optionalTools: [] };
     expect(matchProcedure(cluster({ tools: threeHotels, optionalTools: [] }), [sameWording], thresholds)).toBeUndefined();
-    expect(repeatedDifferently(['a', 'b', 'a', 'b'], ['a', 'b'])).toBe(true);
-    expect(repeatedDifferently(twoHotels, [...twoHotels, 'hotel.reviews'])).toBe(false);
-    expect(repeatedDifferently(twoHotels, [...twoHotels].reverse())).toBe(false);
+    expect(
+      toolsRepeatedDifferently([
+        ['a', 'b', 'a', 'b'],
+        ['a', 'b'],
+      ]),
+    ).toEqual(['a', 'b']);
+    expect(
+      toolsRepeatedDifferently([
+        ['a', 'a', 'b'],
+        ['a', 'b', 'b'],
+      ]),
+    ).toEqual(['a', 'b']);
+    expect(toolsRepeatedDifferently([twoHotels, [...twoHotels, 'hotel.reviews']])).toBeNull();
+    expect(toolsRepeatedDifferently([twoHotels, [...twoHotels].reverse()])).toBeNull();
     // another procedure for the same job still competes
     const otherWay = profile({ toolSequence: steps('hotels.search', 'hotel.rules', 'hotel.rules') }, goalAt(0.99));
     expect(matchProcedure(cluster({ tools: twoHotels, optionalTools: [] }), [otherWay], thresholds)).toMatchObject({
