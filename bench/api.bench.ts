@@ -5,7 +5,7 @@
  *                                        [--database-url postgresql://…]   (native; default embedded PGlite)
  *                                        [--while-embedding]
  *                                        [--keep-database | --populated-database postgresql://…/skillsmith_test_…]
- *                                        [--model ID] [--model-dir DIR]
+ *                                        [--model ID] [--model-dir DIR] [--client-http fetch|node]
  *
  * `--keep-database` leaves the native database it populated (and prints its URL) so that later
  * runs, of this or another commit, measure against the same rows with `--populated-database`
@@ -22,12 +22,18 @@
  * recall's phases measured in the server: the whole recall call and the SQL statements it issued
  * (wall, and how many per recall; the rest of the call is the query embedding); and CPU per
  * request of the server process, of the client process and of the PostgreSQL backends (native
- * only: /proc) — CPU time is what the shared machine's load inflates least. `--while-embedding`
+ * only: /proc) — CPU time is what the shared machine's load inflates least. `phasesMs.tail` says
+ * what the slowest 1 % of recall calls are made of beside the middle 10 %: their SQL, the rest of
+ * the call (the query embedding, mostly), and how many overlapped a garbage collection of the
+ * server or another statement (the batched last_used_at write). `--client-http node` sends with
+ * node:http on a keep-alive agent instead of fetch (undici): about half the client's CPU per
+ * request, for a client that takes less of the two cores. `--while-embedding`
  * runs another process that embeds batches of goals in a loop with the default (pass) settings for
  * the whole measurement: recall while a pass embeds.
  */
 import { spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
+import http from 'node:http';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -65,6 +71,8 @@ const { values } = parseArgs({
     'populated-database': { type: 'string' },
     path: { type: 'string' },
     model: { type: 'string', default: testEmbeddingModel.modelId },
+    // The client's HTTP stack: `fetch` (undici, as the earlier rows) or `node` (node:http with a keep-alive agent, lighter).
+    'client-http': { type: 'string', default: 'fetch' },
     'model-dir': { type: 'string', default: benchModelDir },
   },
 });
@@ -164,10 +172,11 @@ async function clientLoop(baseUrl: string, path: 'healthz' | 'recall'): Promise<
     if (index >= goals.length) throw new Error(`only ${goals.length} distinct goals; lower --seconds`);
     return `${baseUrl}/v1/recall?goal=${encodeURIComponent(goals[index]!)}&topK=2`;
   };
+  const get = values['client-http'] === 'node' ? nodeHttpGet(headers) : fetchGet(headers);
   // Warm-up (connections, the query session, the named statement) with requests the measurement never asks.
   for (let index = 0; index < 20; index++) {
     const warm = path === 'healthz' ? url(0) : `${baseUrl}/v1/recall?goal=${encodeURIComponent(`warm up ${index}`)}&topK=2`;
-    await fetch(warm, { headers }).then((response) => response.arrayBuffer());
+    await get(warm);
   }
   process.stdout.write('ready\n');
   await new Promise((resolve) => process.stdin.once('data', resolve));
@@ -181,10 +190,9 @@ async function clientLoop(baseUrl: string, path: 'healthz' | 'recall'): Promise<
       while (performance.now() < deadline) {
         const index = sent++;
         const started = performance.now();
-        const response = await fetch(url(index), { headers });
-        await response.arrayBuffer();
+        const status = await get(url(index));
         latencies.push(performance.now() - started);
-        statuses[response.status] = (statuses[response.status] ?? 0) + 1;
+        statuses[status] = (statuses[status] ?? 0) + 1;
       }
     }),
   );
@@ -199,6 +207,30 @@ async function clientLoop(baseUrl: string, path: 'healthz' | 'recall'): Promise<
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
+/** A GET through fetch (undici), the body read: its status. */
+function fetchGet(headers: Record<string, string>): (url: string) => Promise<number> {
+  return async (url) => {
+    const response = await fetch(url, { headers });
+    await response.arrayBuffer();
+    return response.status;
+  };
+}
+
+/** A GET through node:http on a keep-alive connection, the body read: its status. */
+function nodeHttpGet(headers: Record<string, string>): (url: string) => Promise<number> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+  return (url) =>
+    new Promise((resolve, reject) => {
+      http
+        .get(url, { headers, agent }, (response) => {
+          response.on('data', () => {});
+          response.on('end', () => resolve(response.statusCode ?? 0));
+          response.on('error', reject);
+        })
+        .on('error', reject);
+    });
+}
+
 /** Runs one client process against the server; `start` is called when the client is warm, right before it measures. */
 async function runClient(baseUrl: string, path: 'healthz' | 'recall', start: () => Promise<void>): Promise<LoadResult> {
   const child = spawn(
@@ -208,6 +240,7 @@ async function runClient(baseUrl: string, path: 'healthz' | 'recall', start: () 
       'tsx',
       fileURLToPath(import.meta.url),
       ...['--client', baseUrl, '--path', path, '--seconds', String(seconds), '--concurrency', String(concurrency)],
+      ...['--client-http', values['client-http']],
     ],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
