@@ -2,6 +2,7 @@ import pgvector from 'pgvector';
 import { TENANT_MODELS_ORDER, tenantEmbeddingModels } from '../embedding/goal-embedding-repository.ts';
 import { TenantModelsChanged } from '../embedding/tenant-model.ts';
 import { isEmbeddedDatabase, type Queryable } from '../store/database.ts';
+import { vectorParameter } from '../store/vector-parameter.ts';
 import { ACCEPTANCE_CAP, ACCEPTANCE_SAMPLE, loosestNearest } from './recall-acceptance.ts';
 
 /**
@@ -251,7 +252,7 @@ export async function searchRecallVectors(
       ORDER BY k.fused DESC, k.similarity DESC, k.name`,
     values: [
       tenantId,
-      pgvector.toSql(Array.from(query.embedding)),
+      vectorParameter(query.embedding),
       query.text,
       query.modelId,
       options.threshold,

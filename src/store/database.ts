@@ -27,7 +27,8 @@ export function isEmbeddedDatabase(db: Queryable): boolean {
 
 /**
  * A connection pool. Vectors travel as pgvector text (`pgvector.toSql` in, `::text` +
- * `pgvector.fromSql` out), so no per-connection type registration is needed. Against the
+ * `pgvector.fromSql` out), so no per-connection type registration is needed; recall's query
+ * vector, on the latency path, goes in binary (`vectorParameter`). Against the
  * embedded PGlite the pool holds one connection: its socket server interleaves the protocol
  * messages of concurrent connections ("unnamed prepared statement does not exist", a bind
  * landing on another connection's parse), and it runs one statement at a time anyway.

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import pgvector from 'pgvector';
 import { pino } from 'pino';
 import { negativeHeldout } from '../../bench/corpora/negative-goals.ts';
 import { createServices } from '../../src/app/services.ts';
@@ -27,6 +28,7 @@ import { runReportSchema } from '../../src/runs/run-report.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
 import { serializeSkillDocument } from '../../src/skills/skill-format.ts';
 import { isEmbeddedDatabase, withTransaction } from '../../src/store/database.ts';
+import { vectorParameter } from '../../src/store/vector-parameter.ts';
 import { createSkillRepository } from '../../src/store/skill-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { requireTestModel, testModelSettings } from '../support/test-model.ts';
@@ -259,6 +261,15 @@ describe('recall_skill: a procedure found by what it is for', () => {
         client.release();
       }
     }
+  });
+
+  it("sends the query vector in pgvector's binary format: the server reads the float4 values the text form gives", async () => {
+    const [vector] = await embedder.embed(['deploy the notifications service to staging'], 'goal');
+    const { rows } = await database.pool.query<{ same: boolean; dimension: number }>(
+      'SELECT $1::vector(384) = $2::vector(384) AS same, vector_dims($1::vector) AS dimension',
+      [vectorParameter(vector!), pgvector.toSql(Array.from(vector!))],
+    );
+    expect(rows[0]).toEqual({ same: true, dimension: 384 });
   });
 
   it('returns nothing for unrelated goals', async () => {
