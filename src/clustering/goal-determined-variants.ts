@@ -15,9 +15,9 @@
  * or repeated steps, and the cluster stays whole. The test reads goals and tool sequences only,
  * never labels; it runs after the cut, on each cluster (post-processing, like qualification).
  */
-import { toolsRepeatedDifferently } from '../procedures/tool-sequence.ts';
 import { createSeededRandom } from '../runs/seeded-random.ts';
 import { dot } from './cosine.ts';
+import { toolsRepeatedDifferently } from './repeated-tools.ts';
 import { callSubjects, statedCounts } from './stated-counts.ts';
 
 /** Share of the variants' runs whose nearest goal followed the same variant, for the goal to decide the variant. */

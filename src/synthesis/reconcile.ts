@@ -1,5 +1,6 @@
 import type { Procedure } from '../procedures/procedure.ts';
-import { toolSequenceSimilarity, toolsRepeatedDifferently } from '../procedures/tool-sequence.ts';
+import { toolsRepeatedDifferently } from '../clustering/repeated-tools.ts';
+import { toolSequenceSimilarity } from '../procedures/tool-sequence.ts';
 
 /**
  * Mem0's decision without DELETE, plus Zep's lineage, judged by procedure: a qualifying cluster

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Procedure } from '../../src/procedures/procedure.ts';
-import { toolSequenceSimilarity, toolsRepeatedDifferently } from '../../src/procedures/tool-sequence.ts';
+import { toolsRepeatedDifferently } from '../../src/clustering/repeated-tools.ts';
+import { toolSequenceSimilarity } from '../../src/procedures/tool-sequence.ts';
 import {
   cosine,
   decide,
