@@ -1,27 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countProcedureRuns, findRecordedOptionalTools, insertProcedure } from '../../src/procedures/procedure-repository.ts';
-import { runReportSchema } from '../../src/runs/run-report.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
 import { serializeSkillDocument } from '../../src/skills/skill-format.ts';
 import { withTransaction } from '../../src/store/database.ts';
 import { createSkillRepository } from '../../src/store/skill-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { testRun } from '../support/run-reports.ts';
 
 const tenantId = 'acme';
 const core = ['k8s.deployment.get', 'k8s.rollout.restart', 'k8s.rollout.status'];
 
-function run(runId: string, calls: Array<{ tool: string; success: boolean }>, status: 'completed' | 'failed' = 'completed') {
-  return runReportSchema.parse({
-    tenantId,
-    agentId: 'agent',
-    runId,
-    goal: `restart the service (${runId})`,
-    status,
-    startedAt: '2026-01-01T00:00:00Z',
-    completedAt: '2026-01-01T00:01:00Z',
-    toolCalls: calls,
-  });
-}
+const run = (runId: string, calls: Array<{ tool: string; success: boolean }>, status: 'completed' | 'failed' = 'completed') =>
+  testRun(tenantId, runId, `restart the service (${runId})`, calls, status);
 const ok = (...tools: string[]) => tools.map((tool) => ({ tool, success: true }));
 
 describe('the optional steps a procedure’s own record shows (reconcile evidence)', () => {

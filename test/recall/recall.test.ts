@@ -24,13 +24,13 @@ import { recallSkill, recallSkills, TRUNCATION_MARKER, type RecallDependencies }
 import { ACCEPTANCE_CAP, DEFAULT_ACCEPTANCE_SLACK, loosestNearest } from '../../src/procedures/recall-acceptance.ts';
 import { defaultRecallThreshold } from '../../src/recall/recall-threshold.ts';
 import { createRecallUsage } from '../../src/recall/recall-usage.ts';
-import { runReportSchema } from '../../src/runs/run-report.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
 import { serializeSkillDocument } from '../../src/skills/skill-format.ts';
 import { isEmbeddedDatabase, withTransaction } from '../../src/store/database.ts';
 import { vectorParameter } from '../../src/store/vector-parameter.ts';
 import { createSkillRepository } from '../../src/store/skill-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { testRun } from '../support/run-reports.ts';
 import { requireTestModel, testModelSettings } from '../support/test-model.ts';
 
 /** A fixed corpus: three procedures, each learned from three runs whose goals say the same job in different words. */
@@ -119,18 +119,13 @@ interface LearnedJob {
 
 const LONG_BODY = `# Deploy\n\n${'1. Build, deploy and verify the service; roll back when the health check fails.\n'.repeat(40)}`;
 
-function runReport(tenantId: string, runId: string, goal: string, tools: readonly string[]) {
-  return runReportSchema.parse({
+const runReport = (tenantId: string, runId: string, goal: string, tools: readonly string[]) =>
+  testRun(
     tenantId,
-    agentId: 'agent',
     runId,
     goal,
-    status: 'completed',
-    startedAt: '2026-01-01T00:00:00Z',
-    completedAt: '2026-01-01T00:01:00Z',
-    toolCalls: tools.map((tool) => ({ tool, success: true })),
-  });
-}
+    tools.map((tool) => ({ tool, success: true })),
+  );
 
 describe('recall_skill: a procedure found by what it is for', () => {
   let database: TestDatabase;

@@ -1,20 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runReportSchema } from '../../src/runs/run-report.ts';
+import type { RunReportInput } from '../../src/runs/run-report.ts';
 import { selectRunWording, upsertRuns } from '../../src/runs/run-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
+import { testRun } from '../support/run-reports.ts';
 
-function run(runId: string, goal: string, toolCalls: unknown[], tenantId = 'acme') {
-  return runReportSchema.parse({
-    tenantId,
-    agentId: 'agent',
-    runId,
-    goal,
-    status: 'completed',
-    startedAt: '2026-01-01T00:00:00Z',
-    completedAt: '2026-01-01T00:01:00Z',
-    toolCalls,
-  });
-}
+const run = (runId: string, goal: string, toolCalls: RunReportInput['toolCalls'], tenantId = 'acme') =>
+  testRun(tenantId, runId, goal, toolCalls);
 
 describe('what the stated-count split reads of a run (selectRunWording)', () => {
   let database: TestDatabase;
