@@ -13,7 +13,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
 const SLOWEST_FILES = [
   'test/e2e/durability.test.ts',
   'test/e2e/synthesis-cli.test.ts',
-  'test/store/sessions.test.ts',
+  'test/sessions/sessions.store.test.ts',
   'test/workflows/synthesis-pass.test.ts',
   'test/e2e/demo-cli.test.ts',
   'test/e2e/stack.test.ts',
@@ -22,7 +22,7 @@ const SLOWEST_FILES = [
   'test/workflows/intake-review.test.ts',
   'test/clustering/partition-equality.test.ts',
   'test/workflows/reconcile-by-procedure.test.ts',
-  'test/store/skills-cli.test.ts',
+  'test/skills/skills-cli.store.test.ts',
   'test/workflows/stack-check.test.ts',
 ];
 

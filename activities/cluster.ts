@@ -1,5 +1,5 @@
 import { heartbeat } from '@temporalio/activity';
-import type { Config } from '../src/config.ts';
+import type { Config } from '../src/app/config.ts';
 import { clusterRunGoals, type ClusterPassResult } from '../src/clustering/cluster-pass.ts';
 import { clusterValue, type DisqualificationCode } from '../src/clustering/qualification.ts';
 import { loadClusterSummaries } from '../src/synthesis/cluster-portrait.ts';

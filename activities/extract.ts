@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Config } from '../src/config.ts';
+import type { Config } from '../src/app/config.ts';
 import { extractRuns } from '../src/runs/extraction.ts';
 
 export interface ExtractRunsInput {

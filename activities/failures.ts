@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/activity';
-import { SkillsmithError } from '../src/skillsmith-error.ts';
+import { SkillsmithError } from '../src/errors/skillsmith-error.ts';
 
 /**
  * Runs an activity body and turns the errors whose class says they must not be retried

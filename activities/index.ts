@@ -4,7 +4,7 @@ import { createDistillActivities } from './distill.ts';
 import { createEmbedActivities } from './embed.ts';
 import { createExtractActivities } from './extract.ts';
 import { createInstallActivities } from './install.ts';
-import { createIntakeActivities } from './intake.ts';
+import { createIntakeActivities } from './review-intake.ts';
 import { createPassActivities } from './passes.ts';
 import { createReconcileActivities } from './reconcile.ts';
 import { createReviewActivities } from './review.ts';

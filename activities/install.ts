@@ -4,7 +4,7 @@ import { whileHeartbeating } from './heartbeat.ts';
 import { SkillNameNotUnique, SkillValidationError } from '../src/skills/validation-errors.ts';
 import { SkillRevisionConflict, SkillSourceImmutable } from '../src/skills/skill-errors.ts';
 import { markClusterSkipped } from '../src/synthesis/pass-repository.ts';
-import { ProvenanceUnverified, reconcileAndInstall, type InstallOutcome } from '../src/synthesis/install-candidate.ts';
+import { ProvenanceUnverified, reconcileAndInstall, type InstallOutcome } from '../src/synthesis/install-cluster.ts';
 import { reconcileSettings } from './reconcile.ts';
 
 export interface InstallClusterInput {

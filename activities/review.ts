@@ -16,7 +16,7 @@ import { updateTrackRecord, updateTrackRecords, type TrackRecordUpdate } from '.
 import { findRun, findRunOutlines } from '../src/runs/run-repository.ts';
 import type { RunReport } from '../src/runs/run-report.ts';
 import type { SkillRevision } from '../src/skills/skill-revision.ts';
-import { SkillsmithError } from '../src/skillsmith-error.ts';
+import { SkillsmithError } from '../src/errors/skillsmith-error.ts';
 
 export interface ReviewInput {
   tenantId: string;

@@ -21,11 +21,11 @@ import { parseArgs } from 'node:util';
 import { createLocalSecret } from '../src/api/local-token.ts';
 import { startApiServer } from '../src/api/server.ts';
 import { createServices } from '../src/app/services.ts';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/app/config.ts';
 import { ensureEmbeddingModel } from '../src/embedding/goal-embedding-repository.ts';
 import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
-import { createLogger } from '../src/logger.ts';
-import { writeLocalSecret, writeStackFile } from '../src/stack-file.ts';
+import { createLogger } from '../src/logging/logger.ts';
+import { writeLocalSecret, writeStackFile } from '../src/cli/stack-file.ts';
 import { createPool } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrations.ts';
 

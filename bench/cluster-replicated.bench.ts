@@ -24,7 +24,7 @@ import { clusterRuns, defaultDenseComponentLimit, type ClusterLinkage } from '..
 import { parseSimilarityDesign, runSimilarity } from '../src/clustering/run-similarity.ts';
 import { ProcedureTable, traceOfRun, type ProcedureTrace } from '../src/clustering/tool-sequence-similarity.ts';
 import { createEmbedder } from '../src/embedding/embedder.ts';
-import { createSeededRandom } from '../src/runs/seeded-random.ts';
+import { createSeededRandom } from '../src/clustering/seeded-random.ts';
 import { noisyNeighbour } from '../test/support/synthetic-vectors.ts';
 import { requireTestModel, testModelSettings } from '../test/support/test-model.ts';
 

@@ -19,7 +19,7 @@ import { AutoTokenizer, env } from '@huggingface/transformers';
 import * as ort from 'onnxruntime-node';
 import { createEmbedder } from '../src/embedding/embedder.ts';
 import { testEmbeddingModel } from '../src/embedding/model-pull.ts';
-import { generateRuns } from '../src/runs/trace-generator.ts';
+import { generateRuns } from '../src/demo/synthetic-runs.ts';
 import { requireTestModel, testModelDir, testModelSettings } from '../test/support/test-model.ts';
 
 const { values } = parseArgs({

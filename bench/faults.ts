@@ -35,8 +35,8 @@ import { passResult, queryPassProgress, startSynthesisPass } from '../src/client
 import { freePort } from '../src/infra/temporal-dev-server.ts';
 import { nativePostgresDir, provisionNativePostgres, NATIVE_POSTGRES_USER } from '../src/infra/native-postgres.ts';
 import { upsertRuns } from '../src/runs/run-repository.ts';
-import { generateRuns, iterateRuns } from '../src/runs/trace-generator.ts';
-import { stackFileSchema, type StackFile } from '../src/stack-file.ts';
+import { generateRuns, iterateRuns } from '../src/demo/synthetic-runs.ts';
+import { stackFileSchema, type StackFile } from '../src/cli/stack-file.ts';
 import { createPool } from '../src/store/database.ts';
 import type { PassRecord } from '../src/synthesis/pass-record.ts';
 import { runSkillsmith } from '../test/support/cli.ts';

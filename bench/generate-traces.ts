@@ -10,7 +10,7 @@
 import { once } from 'node:events';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { iterateRuns } from '../src/runs/trace-generator.ts';
+import { iterateRuns } from '../src/demo/synthetic-runs.ts';
 
 const { values } = parseArgs({
   options: {

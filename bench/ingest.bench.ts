@@ -26,7 +26,7 @@ import { startEmbeddedPostgres } from '../src/infra/embedded-postgres.ts';
 import { ingestJsonlFile } from '../src/runs/jsonl-ingest.ts';
 import { createPool } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrations.ts';
-import { iterateRuns } from '../src/runs/trace-generator.ts';
+import { iterateRuns } from '../src/demo/synthetic-runs.ts';
 
 const { values } = parseArgs({
   options: {

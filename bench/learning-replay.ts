@@ -25,7 +25,7 @@ import { splitClustersByGoalDeterminedVariants } from '../src/clustering/goal-de
 import { assessClusters, clusterValue, isSuccessfulSequence, type ClusterRun } from '../src/clustering/qualification.ts';
 import { runSimilarity } from '../src/clustering/run-similarity.ts';
 import { ProcedureTable } from '../src/clustering/tool-sequence-similarity.ts';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/app/config.ts';
 import { createEmbedder } from '../src/embedding/embedder.ts';
 import { goalTextHash, normaliseGoalText } from '../src/embedding/goal-text.ts';
 import { recurringFamilies, scoreSkills, type FamilyLabel } from '../src/eval/scoring.ts';

@@ -1,6 +1,6 @@
 /**
  * Linkage choice: how well each linkage and τ recover the task families of a labelled
- * paraphrase corpus — the seeded trace generator's goals (each run labelled with its task
+ * paraphrase corpus — the seeded synthetic-runs generator (src/demo/synthetic-runs.ts)'s goals (each run labelled with its task
  * family; one-off distractor goals each their own label), embedded with the test model.
  * Prints adjusted Rand index (ARI) and V-measure (with homogeneity / completeness) per
  * linkage and τ; runs left alone at the cut count as their own clusters.
@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { clusterVectors, type ClusterLinkage } from '../src/clustering/cluster-goals.ts';
 import { createEmbedder } from '../src/embedding/embedder.ts';
 import { testEmbeddingModel } from '../src/embedding/model-pull.ts';
-import { generateRuns, TASK_FAMILIES } from '../src/runs/trace-generator.ts';
+import { generateRuns, TASK_FAMILIES } from '../src/demo/synthetic-runs.ts';
 import { requireTestModel, testModelSettings } from '../test/support/test-model.ts';
 
 const { values } = parseArgs({

@@ -17,7 +17,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite-pgvector';
 import { createEmbedder } from '../src/embedding/embedder.ts';
 import { loosestNearest, procedureAcceptance } from '../src/procedures/recall-acceptance.ts';
-import { generateRuns } from '../src/runs/trace-generator.ts';
+import { generateRuns } from '../src/demo/synthetic-runs.ts';
 import { requireTestModel, testModelSettings } from '../test/support/test-model.ts';
 
 const FLOOR = 0.415;

@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import { createServices } from '../src/app/services.ts';
 import { startApiServer } from '../src/api/server.ts';
-import { loadConfig } from '../src/config.ts';
+import { loadConfig } from '../src/app/config.ts';
 import { searchRecallVectors } from '../src/procedures/procedure-goal-vector-repository.ts';
 import { MAX_RECALL_BODY_CHARS, recallSkill } from '../src/recall/recall.ts';
 import { createRecallUsage } from '../src/recall/recall-usage.ts';

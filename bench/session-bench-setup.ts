@@ -2,7 +2,7 @@ import { createEmbedder, type Embedder } from '../src/embedding/embedder.ts';
 import { packagedModels, testEmbeddingModel } from '../src/embedding/model-pull.ts';
 import { ensureRecallIndex } from '../src/procedures/procedure-goal-vector-repository.ts';
 import { insertProcedure } from '../src/procedures/procedure-repository.ts';
-import { createSeededRandom } from '../src/runs/seeded-random.ts';
+import { createSeededRandom } from '../src/clustering/seeded-random.ts';
 import { serializeSkillDocument } from '../src/skills/skill-format.ts';
 import { withTransaction } from '../src/store/database.ts';
 import { createSkillRepository, type SkillRepository } from '../src/store/skill-repository.ts';

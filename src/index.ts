@@ -3,7 +3,7 @@
  * (Recall, sessions and skill authoring are reached over the HTTP API.)
  */
 export { reportRunCompleted, RunReportInvalid, RunReportTooLarge, MAX_REPORT_PAYLOAD_BYTES } from './client/run-intake-client.ts';
-export { intakeWorkflowId, reviewWorkflowId } from './client/intake-contract.ts';
+export { intakeWorkflowId, reviewWorkflowId } from './contracts/intake-contract.ts';
 export {
   startSynthesisPass,
   queryPassProgress,
@@ -15,7 +15,7 @@ export {
   deleteSynthesisSchedule,
 } from './client/synthesis-client.ts';
 export { runReportSchema, parseRunReport, type RunReport } from './runs/run-report.ts';
-export type { PassProgress, SynthesisPassInput } from './synthesis/pass-contract.ts';
+export type { PassProgress, SynthesisPassInput } from './contracts/pass-contract.ts';
 export type { PassRecord, PassCounts } from './synthesis/pass-record.ts';
 export { convertTraceDocument, TraceNotConvertible } from './traces/trace-document.ts';
 export {

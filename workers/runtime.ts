@@ -1,6 +1,6 @@
 import type { Runtime, RunningWorker, StackCheck } from '../src/app/runtime.ts';
-import type { Config } from '../src/config.ts';
-import type { Logger } from '../src/logger.ts';
+import type { Config } from '../src/app/config.ts';
+import type { Logger } from '../src/logging/logger.ts';
 import type { stackCheck } from '../workflows/stack-check.ts';
 
 /** Where the worker's Temporal SDK metrics are served, when a port is configured. */

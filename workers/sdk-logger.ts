@@ -1,5 +1,5 @@
 import type { LogLevel, LogMetadata, Logger as SdkLogger } from '@temporalio/worker';
-import type { Logger } from '../src/logger.ts';
+import type { Logger } from '../src/logging/logger.ts';
 
 /**
  * The Temporal SDK's warnings and errors — a failing workflow task (a payload over the limit, a

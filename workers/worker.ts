@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import type { ActivityDependencies } from '../activities/dependencies.ts';
-import type { Logger } from '../src/logger.ts';
+import type { Logger } from '../src/logging/logger.ts';
 import { sdkLogger } from './sdk-logger.ts';
 import { currentWorkflowBundle } from './build-bundles.ts';
 

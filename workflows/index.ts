@@ -1,4 +1,4 @@
-export { runIntake } from './run-intake.ts';
+export { runIntake } from './review-intake.ts';
 export { runReview } from './run-review.ts';
 export { runReviews } from './run-reviews.ts';
 export { stackCheck } from './stack-check.ts';

@@ -1,6 +1,6 @@
 import { CancellationScope, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
+import { NON_RETRYABLE_ERROR_CODES } from '../src/contracts/non-retryable-error-codes.ts';
 
 // Bookkeeping and the track record: short database work (a lost worker is retried after 30 s).
 const { beginReview, updateTrackRecord, finishReview, recordReviewFailure } = proxyActivities<Activities>({

@@ -2,7 +2,7 @@ import { CancellationScope, isCancellation, proxyActivities, workflowInfo } from
 import type { Activities } from '../activities/index.ts';
 import type { ReviewOutcomeOfRun } from '../activities/review.ts';
 import type { TrackRecordUpdate } from '../src/review/track-record.ts';
-import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
+import { NON_RETRYABLE_ERROR_CODES } from '../src/contracts/non-retryable-error-codes.ts';
 import { describeFailure, LLM_REVIEW_ACTIVITY_OPTIONS, REVIEW_DEADLINE } from './run-review.ts';
 
 // Bookkeeping and the track record of a whole batch: database work and one recall per distinct goal.

@@ -16,10 +16,10 @@ import {
   PASS_PROGRESS_QUERY,
   type PassProgress,
   type SynthesisPassInput,
-} from '../src/synthesis/pass-contract.ts';
+} from '../src/contracts/pass-contract.ts';
 import { synthesizeCluster } from './synthesize-cluster.ts';
-import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
-import { describeFailure } from '../src/failure-cause.ts';
+import { NON_RETRYABLE_ERROR_CODES } from '../src/contracts/non-retryable-error-codes.ts';
+import { describeFailure } from '../src/contracts/failure-cause.ts';
 import { PASS_STATUS_ATTRIBUTE, PASS_TENANT_ATTRIBUTE } from '../src/client/pass-search-attributes.ts';
 
 // Bookkeeping on the passes table: short, retried generously.

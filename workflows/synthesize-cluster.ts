@@ -1,8 +1,8 @@
 import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { InstallClusterResult } from '../activities/install.ts';
-import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
-import { DEFAULT_HEARTBEAT_TIMEOUT_SECONDS } from '../src/synthesis/pass-contract.ts';
+import { NON_RETRYABLE_ERROR_CODES } from '../src/contracts/non-retryable-error-codes.ts';
+import { DEFAULT_HEARTBEAT_TIMEOUT_SECONDS } from '../src/contracts/pass-contract.ts';
 
 /** The cluster's activities, each heartbeating: a lost worker costs the heartbeat timeout, not the start-to-close timeout. */
 const clusterActivities = (heartbeatTimeoutSeconds: number) => {

@@ -1,5 +1,5 @@
 /**
- * Corpus 2: the seeded trace generator's runs labelled with their procedure, and held-out goals
+ * Corpus 2: the seeded synthetic-runs generator (src/demo/synthetic-runs.ts)'s runs labelled with their procedure, and held-out goals
  * (fresh paraphrases of each family that no run has, plus the committed negatives). Each labelled
  * held-out goal carries the tools its own generated run called (`tools`) and its gold sequence
  * (`gold`: the family's steps in order, optional ones only where that run took them), which
@@ -11,7 +11,7 @@
  * goals differ but whose steps are the same (refund-order / damaged-delivery, expense-report /
  * mileage-claim) carry one label, and decoys whose goals read alike carry different ones.
  */
-import { generateRuns, TASK_FAMILIES, VARIED_TASK_FAMILIES, type TaskFamily } from '../../src/runs/trace-generator.ts';
+import { generateRuns, TASK_FAMILIES, VARIED_TASK_FAMILIES, type TaskFamily } from '../../src/demo/synthetic-runs.ts';
 import { corpusArguments, writeLabelledCorpus } from './corpus-files.ts';
 import { negativeHeldout } from './negative-goals.ts';
 

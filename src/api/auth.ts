@@ -2,10 +2,10 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { originTrustSchema, type OriginTrust } from '../authoring/skill-manage-contract.ts';
-import { storableString } from '../storable-text.ts';
-import { tenantIdSchema } from '../tenant.ts';
+import { storableString } from '../input/storable-text.ts';
+import { tenantIdSchema } from '../input/tenant-id.ts';
 import { LOCAL_TOKEN_SCOPES, verifyLocalToken } from './local-token.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /**
  * Bearer tokens from configuration (SKILLSMITH_API_TOKENS): a JSON array of

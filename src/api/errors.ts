@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { z, ZodError } from 'zod';
-import type { Logger } from '../logger.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import type { Logger } from '../logging/logger.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /**
  * Every error leaves the API as `{error: {code, message, details}}`. `code` is the stable code of

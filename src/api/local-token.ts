@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { tenantIdSchema } from '../tenant.ts';
+import { tenantIdSchema } from '../input/tenant-id.ts';
 
 /**
  * The local token: how a CLI on the stack's machine calls the stack's API without a configured

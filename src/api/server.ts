@@ -10,7 +10,7 @@ import {
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createAuthenticator, loadApiTokens, type ApiTokenEntry } from './auth.ts';
 import { createErrorHandler, notFoundBody } from './errors.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../logging/logger.ts';
 import { authenticationHook, principalDecorator } from './principal.ts';
 import type { ApiServices, RoutePlugin } from './route-plugin.ts';
 import { authoringRoutes } from './routes/authoring.ts';

@@ -1,10 +1,10 @@
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
-import { intakeWorkflowId, RUNS_STORED_SIGNAL } from '../client/intake-contract.ts';
+import { intakeWorkflowId, RUNS_STORED_SIGNAL } from '../contracts/intake-contract.ts';
 import { admitRunReport, signalIntake } from '../client/run-intake-client.ts';
 import { TemporalUnavailable } from '../client/temporal-unavailable.ts';
-import type { Config } from '../config.ts';
-import type { Logger } from '../logger.ts';
+import type { Config } from './config.ts';
+import type { Logger } from '../logging/logger.ts';
 import { createProcedurePresence } from '../procedures/procedure-presence.ts';
 import { mayWantReview } from '../review/review-eligibility.ts';
 import type { RunReport } from '../runs/run-report.ts';

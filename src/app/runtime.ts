@@ -1,5 +1,5 @@
-import type { Config } from '../config.ts';
-import type { Logger } from '../logger.ts';
+import type { Config } from './config.ts';
+import type { Logger } from '../logging/logger.ts';
 
 export interface RunningWorker {
   /** Resolves when the worker has shut down. */

@@ -1,14 +1,14 @@
 import type pg from 'pg';
 import { createApprovals, type Approvals } from '../authoring/approvals.ts';
 import { createSkillManage, type SkillManage } from '../authoring/skill-manage.ts';
-import type { Config } from '../config.ts';
+import type { Config } from './config.ts';
 import { createConfiguredRolloutGate, type RolloutGate } from '../rollout/rollout-gate.ts';
 import { createEmbedder, type Embedder, type EmbedderChoice } from '../embedding/embedder.ts';
 import { createTenantConfigCache } from '../embedding/tenant-config-cache.ts';
 import { configForTenant, TenantModelsChanged } from '../embedding/tenant-model.ts';
 import type { ChatClient } from '../llm/chat-client.ts';
 import { createConfiguredChatClient } from '../llm/configured-chat-client.ts';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../logging/logger.ts';
 import { recallSkill, type RecallFunction } from '../recall/recall.ts';
 import { createRecallUsage, type RecallUsage } from '../recall/recall-usage.ts';
 import { createAgentSpecRepository, type AgentSpecRepository } from '../sessions/agent-spec-repository.ts';

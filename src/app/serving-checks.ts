@@ -1,4 +1,4 @@
-import { configForModel, type Config } from '../config.ts';
+import { configForModel, type Config } from './config.ts';
 import { createEmbedder } from '../embedding/embedder.ts';
 import { embeddingModelsInUse } from '../embedding/goal-embedding-repository.ts';
 import { createConfiguredDistiller } from '../synthesis/distiller-choice.ts';

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import { TemporalUnavailable } from '../client/temporal-unavailable.ts';
-import type { Config } from '../config.ts';
+import type { Config } from './config.ts';
 
 /** Connects once, on first use; a failure is not remembered, so a fixed cause heals without a restart. */
 export function lazily<T>(load: () => Promise<T>): () => Promise<T> {

@@ -1,4 +1,4 @@
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /**
  * Named refusals of governed skill authoring. Each has a stable `name` a caller (the

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { storableString, unstorableTextReason } from '../storable-text.ts';
+import { storableString, unstorableTextReason } from '../input/storable-text.ts';
 import { SKILL_MANIFEST_PATH, type SkillPackage } from '../skills/skill-package.ts';
 import { SkillTextUnstorable } from '../skills/validation-errors.ts';
-import { tenantIdSchema } from '../tenant.ts';
+import { tenantIdSchema } from '../input/tenant-id.ts';
 import { canonicalArgumentSha256, skillManageIdempotencyKey } from './argument-hash.ts';
 import { SkillManageRequestInvalid } from './authoring-errors.ts';
 

@@ -2,8 +2,8 @@ import type { Client } from '@temporalio/client';
 import type pg from 'pg';
 import type { Runtime } from '../app/runtime.ts';
 import type { Services } from '../app/services.ts';
-import type { Config } from '../config.ts';
-import type { Logger } from '../logger.ts';
+import type { Config } from '../app/config.ts';
+import type { Logger } from '../logging/logger.ts';
 
 /** How a command prints: JSON for machines (one document on stdout), text for people. */
 export interface Output {

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import type { RunningApi } from '../api/server.ts';
-import type { Config } from '../config.ts';
+import type { Config } from '../app/config.ts';
 import { startEmbeddedPostgres } from '../infra/embedded-postgres.ts';
 import { PASS_SEARCH_ATTRIBUTE_TYPES } from '../client/pass-search-attributes.ts';
 import { NativePostgresUnavailable, startNativePostgres } from '../infra/native-postgres.ts';
@@ -13,7 +13,7 @@ import {
   writeLocalSecret,
   writeStackFile,
   type StackFile,
-} from '../stack-file.ts';
+} from './stack-file.ts';
 import { createLocalSecret } from '../api/local-token.ts';
 import { createPool } from '../store/database.ts';
 import { migrate } from '../store/migrations.ts';

@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../logging/logger.ts';
 
 /** SIGTERM to exit for `up`, `worker` and `api`: the drain gets this long, then the process exits anyway. */
 export const SHUTDOWN_BOUND_MS = 30_000;

@@ -1,8 +1,8 @@
 import { request as httpRequest } from 'node:http';
 import { localToken } from '../api/local-token.ts';
-import type { Config } from '../config.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
-import { readLocalSecret, readStackFile } from '../stack-file.ts';
+import type { Config } from '../app/config.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
+import { readLocalSecret, readStackFile } from './stack-file.ts';
 
 /**
  * The stack's API answered a CLI request with an error: its `error.code` is this error's `type`,

@@ -10,8 +10,8 @@ import {
   type RunIntakeInput,
   type StoredRunReference,
   type StoredRunReferences,
-} from './intake-contract.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+} from '../contracts/intake-contract.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 export { MAX_REPORT_PAYLOAD_BYTES };
 

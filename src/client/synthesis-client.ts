@@ -13,7 +13,7 @@ import {
   SYNTHESIS_WORKFLOW_TYPE,
   type PassProgress,
   type SynthesisPassInput,
-} from '../synthesis/pass-contract.ts';
+} from '../contracts/pass-contract.ts';
 import type { PassRecord } from '../synthesis/pass-record.ts';
 import { passSearchAttributesRegistered } from './pass-search-attributes.ts';
 

@@ -1,4 +1,4 @@
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /**
  * Temporal is needed (the CLI's workflow commands, the API's run intake) and none is configured

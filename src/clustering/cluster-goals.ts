@@ -1,4 +1,4 @@
-import { turnTaker, type TakeTurn } from '../event-loop-turns.ts';
+import { turnTaker, type TakeTurn } from './event-loop-turns.ts';
 import { nearestNeighbourChainCut, type Linkage } from './nearest-neighbour-chain.ts';
 import { goalSimilarity, type MeanDistanceSums, type RunSetSums, type RunSimilarity } from './run-similarity.ts';
 import {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Config } from '../config.ts';
+import type { Config } from '../app/config.ts';
 import { loadGoalEmbeddings } from '../embedding/goal-embedding-repository.ts';
 import { selectRunsForExtraction, selectRunWording, type RunWindow } from '../runs/run-repository.ts';
 import type { Queryable } from '../store/database.ts';
@@ -8,8 +8,8 @@ import { runsOfCountVariants, splitClustersByGoalDeterminedVariants } from './go
 import { runSimilarity } from './run-similarity.ts';
 import { ProcedureTable } from './tool-sequence-similarity.ts';
 import { assessClusters, isSuccessfulSequence, type ClusterAssessment, type ClusterRun } from './qualification.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
-import { turnTaker } from '../event-loop-turns.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
+import { turnTaker } from './event-loop-turns.ts';
 
 export class GoalsNotEmbedded extends SkillsmithError {
   static override readonly code = 'GoalsNotEmbedded';

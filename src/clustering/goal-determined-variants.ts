@@ -15,7 +15,7 @@
  * or repeated steps, and the cluster stays whole. The test reads goals and tool sequences only,
  * never labels; it runs after the cut, on each cluster (post-processing, like qualification).
  */
-import { createSeededRandom } from '../runs/seeded-random.ts';
+import { createSeededRandom } from './seeded-random.ts';
 import { dot } from './cosine.ts';
 import { toolsRepeatedDifferently } from './repeated-tools.ts';
 import { callSubjects, statedCounts } from './stated-counts.ts';

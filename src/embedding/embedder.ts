@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Config } from '../config.ts';
+import type { Config } from '../app/config.ts';
 import { EmbeddingDimensionMismatch, EmbeddingModelUnavailable } from './embedding-errors.ts';
 import { modelProfile } from './model-profiles.ts';
 

@@ -1,4 +1,4 @@
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 import { modelProfile } from './model-profiles.ts';
 
 /** What gets a model: the exact command for one skillsmith can pull, else where its files go. */

@@ -15,7 +15,7 @@ import {
   PinnedMavenArtifactError,
   type PinnedMavenArtifact,
 } from '../infra/pinned-maven-artifacts.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 import { MINILM_MODEL_ID, MINILM_XENOVA_MODEL_ID, modelProfile, type ModelProfile } from './model-profiles.ts';
 
 export { sha256File };

@@ -1,4 +1,4 @@
-import type { Config } from '../config.ts';
+import type { Config } from '../app/config.ts';
 import type { Queryable } from '../store/database.ts';
 import { resolveTenantConfig, type ResolvedTenantConfig } from './tenant-model.ts';
 

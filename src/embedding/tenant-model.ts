@@ -1,5 +1,5 @@
-import { configForModel, type Config } from '../config.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { configForModel, type Config } from '../app/config.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 import type { Queryable } from '../store/database.ts';
 import { tenantEmbeddingModels } from './goal-embedding-repository.ts';
 

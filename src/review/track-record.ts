@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import type { Config } from '../config.ts';
-import type { Logger } from '../logger.ts';
+import type { Config } from '../app/config.ts';
+import type { Logger } from '../logging/logger.ts';
 import {
   addObservedCounts,
   findProceduresByName,

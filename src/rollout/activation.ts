@@ -1,4 +1,4 @@
-import type { Config } from '../config.ts';
+import type { Config } from '../app/config.ts';
 import type { Combination, RolloutCheck } from './paired-evidence.ts';
 
 /**

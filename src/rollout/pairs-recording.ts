@@ -1,9 +1,9 @@
 import { TextDecoder } from 'node:util';
 import type pg from 'pg';
 import type { z } from 'zod';
-import { decodeJsonLine, readRawLines, type JsonlLineError } from '../jsonl-lines.ts';
+import { decodeJsonLine, readRawLines, type JsonlLineError } from '../input/jsonl-lines.ts';
 import { withTransaction } from '../store/database.ts';
-import { quoteRefused } from '../tool-name.ts';
+import { quoteRefused } from '../input/tool-name.ts';
 import { pairedSampleSchema, samePairedOutcome, type PairedSample } from './paired-evidence.ts';
 import { findStoredPairs, insertPairs } from './rollout-repository.ts';
 

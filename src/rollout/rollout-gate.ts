@@ -1,7 +1,7 @@
 import type pg from 'pg';
 import { z } from 'zod';
-import { SkillsmithError } from '../skillsmith-error.ts';
-import type { Config } from '../config.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
+import type { Config } from '../app/config.ts';
 import { currentCombination, decideActivation, sameCombination, type ActivationStatus, type RolloutOverride } from './activation.ts';
 import { checkPairedEvidence, type Combination, type RolloutCheck } from './paired-evidence.ts';
 import { recordPairedSamples, recordPairsFile, type RecordPairsResult } from './pairs-recording.ts';

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import type { RunReport } from './run-report.ts';
 import { recordValidatedRuns } from './reported-runs.ts';
 import { RunConflict } from './run-repository.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /** Valid by the run report contract, but the database refuses to store it (e.g. a timestamp in year 0). */
 export class RunNotStorable extends SkillsmithError {

@@ -1,10 +1,10 @@
-import { requireReadableFile } from '../input-file.ts';
+import { requireReadableFile } from '../input/input-file.ts';
 import { TextDecoder } from 'node:util';
 import type pg from 'pg';
 import { parseRunReport, runReportSha256, type RunReport, type RunReportIssue } from './run-report.ts';
 import { findStoredRunHashes, upsertRuns } from './run-repository.ts';
-import { quoteRefused } from '../tool-name.ts';
-import { decodeJsonLine, formatJsonlLineError, readRawLines, type JsonlLineError, type RawLine } from '../jsonl-lines.ts';
+import { quoteRefused } from '../input/tool-name.ts';
+import { decodeJsonLine, formatJsonlLineError, readRawLines, type JsonlLineError, type RawLine } from '../input/jsonl-lines.ts';
 
 /**
  * Bulk import of run reports from a JSONL file, in two streaming passes (the file is never

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { tenantIdSchema } from '../tenant.ts';
-import { jsonDepthExcess, storableJsonObject, storableString } from '../storable-text.ts';
-import { quoteRefused, toolNameSchema } from '../tool-name.ts';
+import { tenantIdSchema } from '../input/tenant-id.ts';
+import { jsonDepthExcess, storableJsonObject, storableString } from '../input/storable-text.ts';
+import { quoteRefused, toolNameSchema } from '../input/tool-name.ts';
 
 /**
  * The run report contract (DESIGN.md, "Contracts"): what an agent runtime reports when a run

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { withTransaction, type Queryable } from '../store/database.ts';
 import { mapRow } from '../store/row-mapping.ts';
 import { runReportSha256, type RunReport, type RunStatus } from './run-report.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /**
  * The only module with SQL for `runs` and `tool_calls`. Every statement filters by tenant.

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import { storableString } from '../storable-text.ts';
+import { storableString } from '../input/storable-text.ts';
 import { SkillNotFound } from '../skills/skill-errors.ts';
 import { formatSkillRef, parseSkillRef, SkillRefInvalid } from '../skills/skill-ref.ts';
 import { mapRow } from '../store/row-mapping.ts';

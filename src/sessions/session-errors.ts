@@ -1,4 +1,4 @@
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /** Errors of agent specs, sessions and skill.load. Each has a stable `name` callers branch on. */
 

@@ -1,8 +1,8 @@
 import type pg from 'pg';
 import { z } from 'zod';
-import { storableString } from '../storable-text.ts';
+import { storableString } from '../input/storable-text.ts';
 import { parseSkillRef, SkillRefInvalid, type SkillRef } from '../skills/skill-ref.ts';
-import { toolNameSchema } from '../tool-name.ts';
+import { toolNameSchema } from '../input/tool-name.ts';
 import { withTransaction } from '../store/database.ts';
 import { refNotFound, type SkillRepository } from '../store/skill-repository.ts';
 import type { AgentSpecRepository } from './agent-spec-repository.ts';

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { z } from 'zod';
-import { storableString } from '../storable-text.ts';
+import { storableString } from '../input/storable-text.ts';
 import { SkillPinMismatch } from '../skills/skill-errors.ts';
 import { checkMemberPath } from '../skills/skill-package.ts';
 import { countTokens } from '../skills/token-count.ts';

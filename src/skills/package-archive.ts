@@ -10,7 +10,7 @@ import {
   SkillPackageTooManyFiles,
   SkillPackageUnreadable,
 } from './validation-errors.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /**
  * The package archive: a deterministic tar (members sorted by path; mtime 0, uid/gid 0,

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { readPackageArchive } from './package-archive.ts';
 import { checkMemberPath, SKILL_MANIFEST_PATH } from './skill-package.ts';
 import type { SkillRevision } from './skill-revision.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /**
  * The shared skills directory (the 004 spec's git-versionable SSOT): every active skill as

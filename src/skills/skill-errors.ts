@@ -1,5 +1,5 @@
 import type { SkillPin } from './skill-ref.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /** Errors of the skill store that are not package validation failures. Each has a stable name. */
 export class SkillNotFound extends SkillsmithError {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /**
  * A reference to a skill, as configuration holds it:

@@ -1,5 +1,5 @@
-import { SkillsmithError } from '../skillsmith-error.ts';
-import { TOOL_NAME_MAX_CHARACTERS } from '../tool-name.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
+import { TOOL_NAME_MAX_CHARACTERS } from '../input/tool-name.ts';
 
 /**
  * Every way a skill package can be refused. Each failure is a named subclass of

@@ -9,8 +9,8 @@ import {
   type SkillPackage,
 } from './skill-package.ts';
 import { countTokens } from './token-count.ts';
-import { unstorableTextReason } from '../storable-text.ts';
-import { toolNameProblem } from '../tool-name.ts';
+import { unstorableTextReason } from '../input/storable-text.ts';
+import { toolNameProblem } from '../input/tool-name.ts';
 import {
   SkillBodyEmpty,
   SkillBodyTooLong,

@@ -1,6 +1,6 @@
 import { contentSha256, openMember } from '../skills/package-archive.ts';
 import type { Queryable } from './database.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /**
  * SkillPackageStore: archive bytes by derived key. The only module with SQL for

@@ -1,4 +1,4 @@
-import type { Config } from '../config.ts';
+import type { Config } from '../app/config.ts';
 import { createConfiguredChatClient } from '../llm/configured-chat-client.ts';
 import { createExtractiveDistiller, createLlmDistiller, type Distiller } from './distiller.ts';
 

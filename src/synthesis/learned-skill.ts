@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { serializeSkillDocument, splitFrontMatter, type SkillManifest } from '../skills/skill-format.ts';
 import { SkillValidationError } from '../skills/validation-errors.ts';
 import { validateBody, validateManifest } from '../skills/validator.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 import { fitMetadata, wordPrefixes } from './skill-naming.ts';
 
 /**

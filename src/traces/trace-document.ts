@@ -1,5 +1,5 @@
-import { SkillsmithError } from '../skillsmith-error.ts';
-import { jsonDepthExcess } from '../storable-text.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
+import { jsonDepthExcess } from '../input/storable-text.ts';
 import { convertAnthropicMessages } from './anthropic-messages.ts';
 import { convertOpenAiTranscript } from './openai-transcript.ts';
 import { convertOtlpExport } from './otel-genai.ts';

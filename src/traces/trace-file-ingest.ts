@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
-import { requireReadableFile } from '../input-file.ts';
+import { requireReadableFile } from '../input/input-file.ts';
 import { TextDecoder } from 'node:util';
 import type pg from 'pg';
-import { decodeJsonLine, readRawLines } from '../jsonl-lines.ts';
+import { decodeJsonLine, readRawLines } from '../input/jsonl-lines.ts';
 import {
   decodeRunReportValue,
   ingestReportSource,
@@ -11,8 +11,8 @@ import {
   type SourceRecord,
 } from '../runs/jsonl-ingest.ts';
 import { parseRunReport } from '../runs/run-report.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
-import { jsonDepthExcess } from '../storable-text.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
+import { jsonDepthExcess } from '../input/storable-text.ts';
 import { convertOtelTrace, readOtlpSpans, type OtelSpan } from './otel-genai.ts';
 import { convertTraceAs, MAX_TRACE_DEPTH } from './trace-document.ts';
 import { detectRecordFormat, UNRECOGNISED_RECORD } from './trace-format-detection.ts';

@@ -2,7 +2,7 @@ import { createServices, type Services } from '../../src/app/services.ts';
 import { pino } from 'pino';
 import { buildApiServer, type ApiApp } from '../../src/api/server.ts';
 import type { ApiTokenEntry } from '../../src/api/auth.ts';
-import { loadConfig, type Config } from '../../src/config.ts';
+import { loadConfig, type Config } from '../../src/app/config.ts';
 import type { RecallFunction } from '../../src/recall/recall.ts';
 import type { SkillRepository } from '../../src/store/skill-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ApiTokensInvalid, createAuthenticator, loadApiTokens, ScopeMissing, Unauthorized } from '../../src/api/auth.ts';
-import { ConfigError, loadConfig } from '../../src/config.ts';
+import { ConfigError, loadConfig } from '../../src/app/config.ts';
 
 const entry = { token: 'token-for-acme-0123456789', tenantId: 'acme', principal: 'ops', scopes: ['session.write'] };
 

@@ -1,4 +1,4 @@
-import { RUNS_STORED_SIGNAL } from '../../src/client/intake-contract.ts';
+import { RUNS_STORED_SIGNAL } from '../../src/contracts/intake-contract.ts';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';

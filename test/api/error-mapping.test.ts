@@ -3,11 +3,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Unauthorized } from '../../src/api/auth.ts';
 import { createErrorHandler } from '../../src/api/errors.ts';
 import { EmbeddingModelUnavailable } from '../../src/embedding/embedding-errors.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createLogger } from '../../src/logging/logger.ts';
 import { ProcedureNotFound } from '../../src/procedures/procedure-repository.ts';
 import { SkillNotFound } from '../../src/skills/skill-errors.ts';
 import { SkillBodyEmpty, SkillNameNotUnique } from '../../src/skills/validation-errors.ts';
-import { SkillsmithError } from '../../src/skillsmith-error.ts';
+import { SkillsmithError } from '../../src/errors/skillsmith-error.ts';
 import { validateSkillPackage } from '../../src/skills/validator.ts';
 import { rawPackage } from '../skills/skill-fixtures.ts';
 

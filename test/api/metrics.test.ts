@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildApiServer, type ApiApp } from '../../src/api/server.ts';
 import { createServices } from '../../src/app/services.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/app/config.ts';
 import { TENANT_GAUGES } from '../../src/metrics/metrics-exposition.ts';
 import type { TenantMetrics } from '../../src/metrics/tenant-metrics.ts';
 import { openSession } from '../../src/sessions/session-open.ts';

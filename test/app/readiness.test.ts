@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { buildApiServer } from '../../src/api/server.ts';
 import { createReadiness } from '../../src/app/readiness.ts';
 import { createServices } from '../../src/app/services.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/app/config.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 
 /** What /readyz and `skillsmith status` answer when a dependency is missing: not ready, naming which and why. */

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkDistiller, checkEmbedders } from '../../src/app/serving-checks.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/app/config.ts';
 import { ensureEmbeddingModel } from '../../src/embedding/goal-embedding-repository.ts';
 import { freePort } from '../../src/infra/temporal-dev-server.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';

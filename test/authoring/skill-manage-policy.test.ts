@@ -47,7 +47,7 @@ const untouchable = new Proxy({} as SkillRepository, {
 
 /**
  * Every tenant activated: like the pool and the repository, the rollout gate is replaced here; the
- * real gate refusing a tenant is tested in test/store/rollout-activation.test.ts.
+ * real gate refusing a tenant is tested in test/rollout/activation.store.test.ts.
  */
 const everyTenantActivated = { requireActive: async (): Promise<void> => undefined };
 

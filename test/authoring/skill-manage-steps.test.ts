@@ -12,7 +12,7 @@ import type { SkillManageInvocation } from '../../src/authoring/skill-manage-inv
 import { createRequest, trustedContext } from './authoring-fixtures.ts';
 import { manifest } from '../skills/skill-fixtures.ts';
 
-/** The pure steps of skill_manage and of approving, each on its own (the DB steps are in test/store). */
+/** The pure steps of skill_manage and of approving, each on its own (the DB steps are in skill-manage-steps.store.test.ts). */
 const edit = (name: string, expectedRevision: number) => ({
   operation: 'patch' as const,
   name,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
-import { generateRuns } from '../../src/runs/trace-generator.ts';
+import { generateRuns } from '../../src/demo/synthetic-runs.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { requireTestModel, testModelDir } from '../support/test-model.ts';

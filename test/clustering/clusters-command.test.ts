@@ -3,10 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerClustersCommands } from '../../src/cli/commands/clusters.ts';
 import { registerModelsCommands } from '../../src/cli/commands/models.ts';
 import type { CliContext, Output } from '../../src/cli/context.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
+import { loadConfig } from '../../src/app/config.ts';
+import { createLogger } from '../../src/logging/logger.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
-import { generateRuns } from '../../src/runs/trace-generator.ts';
+import { generateRuns } from '../../src/demo/synthetic-runs.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { requireTestModel, testModelDir } from '../support/test-model.ts';
 

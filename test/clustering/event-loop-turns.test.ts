@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { clusterVectors } from '../../src/clustering/cluster-goals.ts';
-import { turnTaker } from '../../src/event-loop-turns.ts';
+import { turnTaker } from '../../src/clustering/event-loop-turns.ts';
 
 /** Unit vectors in three tight groups of four (around x, y and z), far apart: three components. */
 function threeGroups(): Float32Array[] {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runsOfCountVariants, splitGoalDeterminedVariants, type VariantRuns } from '../../src/clustering/goal-determined-variants.ts';
 import { runSimilarity } from '../../src/clustering/run-similarity.ts';
 import { ProcedureTable } from '../../src/clustering/tool-sequence-similarity.ts';
-import { createSeededRandom } from '../../src/runs/seeded-random.ts';
+import { createSeededRandom } from '../../src/clustering/seeded-random.ts';
 import { noisyNeighbour, randomUnitVectors } from '../support/synthetic-vectors.ts';
 
 const dimension = 32;

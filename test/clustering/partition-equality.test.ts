@@ -15,7 +15,7 @@ import {
 } from '../../src/clustering/run-similarity.ts';
 import { tauComponents, thresholdComponents } from '../../src/clustering/tau-components.ts';
 import { ProcedureTable, type ProcedureTrace } from '../../src/clustering/tool-sequence-similarity.ts';
-import { createSeededRandom } from '../../src/runs/seeded-random.ts';
+import { createSeededRandom } from '../../src/clustering/seeded-random.ts';
 import { wholeSetPartition } from '../support/reference-clustering.ts';
 import { randomUnitVectors, structuredUnitVectors } from '../support/synthetic-vectors.ts';
 

@@ -3,8 +3,8 @@ import { clusterRuns } from '../../src/clustering/cluster-goals.ts';
 import { splitClustersByGoalDeterminedVariants } from '../../src/clustering/goal-determined-variants.ts';
 import { runSimilarity } from '../../src/clustering/run-similarity.ts';
 import { ProcedureTable, traceOfRun, type ProcedureTrace } from '../../src/clustering/tool-sequence-similarity.ts';
-import { clusteringDefaultsFor } from '../../src/config.ts';
-import { createSeededRandom } from '../../src/runs/seeded-random.ts';
+import { clusteringDefaultsFor } from '../../src/app/config.ts';
+import { createSeededRandom } from '../../src/clustering/seeded-random.ts';
 import { testEmbeddingModel } from '../../src/embedding/model-pull.ts';
 import { noisyNeighbour, randomUnitVectors } from '../support/synthetic-vectors.ts';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { countGoalsWithoutEmbedding } from '../../src/embedding/goal-embedding-repository.ts';
 import { freePort } from '../../src/infra/temporal-dev-server.ts';
-import { generateRuns } from '../../src/runs/trace-generator.ts';
+import { generateRuns } from '../../src/demo/synthetic-runs.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import {

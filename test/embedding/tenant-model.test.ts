@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/app/config.ts';
 import { ensureEmbeddingModel } from '../../src/embedding/goal-embedding-repository.ts';
 import { configForTenant, TenantEmbeddingModelMismatch } from '../../src/embedding/tenant-model.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';

@@ -3,7 +3,7 @@ import pgvector from 'pgvector';
 import { pino } from 'pino';
 import { negativeHeldout } from '../../bench/corpora/negative-goals.ts';
 import { createServices } from '../../src/app/services.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/app/config.ts';
 import { embedMissingGoals } from '../../src/embedding/embed-goals.ts';
 import { createEmbedder, type Embedder } from '../../src/embedding/embedder.ts';
 import { ensureEmbeddingModel, forgetOtherModels } from '../../src/embedding/goal-embedding-repository.ts';

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
+import { loadConfig } from '../../src/app/config.ts';
+import { createLogger } from '../../src/logging/logger.ts';
 import { countProcedureRuns, findProcedureByName } from '../../src/procedures/procedure-repository.ts';
-import { generateRuns } from '../../src/runs/trace-generator.ts';
+import { generateRuns } from '../../src/demo/synthetic-runs.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
 import { updateTrackRecords, type TrackedRun } from '../../src/review/track-record.ts';
 import { withTransaction } from '../../src/store/database.ts';

@@ -1,4 +1,4 @@
-import { createSeededRandom, type SeededRandom } from '../../src/runs/seeded-random.ts';
+import { createSeededRandom, type SeededRandom } from '../../src/clustering/seeded-random.ts';
 
 /**
  * Deterministic unit vectors for clustering tests and benchmarks (not embeddings of text).

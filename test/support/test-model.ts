@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/app/config.ts';
 import type { EmbeddingSettings } from '../../src/embedding/embedder.ts';
 import { isModelPresent, testEmbeddingModel } from '../../src/embedding/model-pull.ts';
 

@@ -1,6 +1,6 @@
 import { createServices, type Services } from '../../src/app/services.ts';
-import { loadConfig, type Config } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
+import { loadConfig, type Config } from '../../src/app/config.ts';
+import { createLogger } from '../../src/logging/logger.ts';
 import { openTestDatabase, type TestDatabase } from './database.ts';
 import { activateTenants } from './rollout.ts';
 

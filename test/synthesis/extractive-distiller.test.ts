@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { generateRuns } from '../../src/runs/trace-generator.ts';
+import { generateRuns } from '../../src/demo/synthetic-runs.ts';
 import { checkAgentSkillsDocument } from '../../src/skills/agentskills-rules.ts';
 import { validateBody, validateManifest } from '../../src/skills/validator.ts';
 import { buildClusterEvidence, type EvidenceRun } from '../../src/synthesis/cluster-evidence.ts';

@@ -1,7 +1,7 @@
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRunIntake } from '../../src/app/run-intake.ts';
-import { createLogger } from '../../src/logger.ts';
+import { createLogger } from '../../src/logging/logger.ts';
 import { listProcedures } from '../../src/procedures/procedure-repository.ts';
 import { countRuns } from '../../src/runs/run-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';

@@ -4,15 +4,15 @@ import { temporal } from '@temporalio/proto';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Activities } from '../../activities/index.ts';
-import type { RecordRunsInput, RecordRunsResult } from '../../activities/intake.ts';
+import type { RecordRunsInput, RecordRunsResult } from '../../activities/review-intake.ts';
 import type { ReviewBatchInput, ReviewInput } from '../../activities/review.ts';
 import {
   INTAKE_WORKFLOW_TYPE,
   RUN_COMPLETED_SIGNAL,
   reviewBatchWorkflowId,
   type RunIntakeInput,
-} from '../../src/client/intake-contract.ts';
-import { createLogger } from '../../src/logger.ts';
+} from '../../src/contracts/intake-contract.ts';
+import { createLogger } from '../../src/logging/logger.ts';
 import type { ReviewOutcome } from '../../src/review/reviewer.ts';
 import { installWorkerRuntime } from '../../workers/worker.ts';
 

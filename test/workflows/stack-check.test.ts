@@ -1,7 +1,7 @@
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, inject, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
-import { createLogger } from '../../src/logger.ts';
+import { loadConfig } from '../../src/app/config.ts';
+import { createLogger } from '../../src/logging/logger.ts';
 import { createServices } from '../../src/app/services.ts';
 import { createWorker } from '../../workers/worker.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';

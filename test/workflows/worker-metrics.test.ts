@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/app/config.ts';
 import { workerMetricsAddress } from '../../workers/runtime.ts';
 import { killProcess, startWorkerProcess } from '../support/pass-faults.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { storableString } from '../../storable-text.ts';
+import { storableString } from '../../input/storable-text.ts';
 import { originTrustSchema, skillManageRequestSchema } from '../../authoring/skill-manage-contract.ts';
 import type { Approval } from '../../authoring/approval.ts';
 import { OriginTrustNotAllowed } from '../auth.ts';

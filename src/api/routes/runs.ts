@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { routeOptions } from '../route-options.ts';
 import type { RoutePlugin } from '../route-plugin.ts';
-import { SkillsmithError } from '../../skillsmith-error.ts';
-import { tenantIdSchema } from '../../tenant.ts';
+import { SkillsmithError } from '../../errors/skillsmith-error.ts';
+import { tenantIdSchema } from '../../input/tenant-id.ts';
 import { convertTraceDocument, TraceNotConvertible } from '../../traces/trace-document.ts';
 import { detectRecordFormat } from '../../traces/trace-format-detection.ts';
 import { INGEST_FORMATS, UNKNOWN_TIME } from '../../traces/trace-run.ts';

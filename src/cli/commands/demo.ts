@@ -1,11 +1,11 @@
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { configForModel, type Config } from '../../config.ts';
+import { configForModel, type Config } from '../../app/config.ts';
 import { EmbeddingModelUnavailable, howToGetModel } from '../../embedding/embedding-errors.ts';
 import { pullModel, testEmbeddingModel } from '../../embedding/model-pull.ts';
 import type { Procedure } from '../../procedures/procedure.ts';
 import type { RecalledSkill } from '../../recall/recall.ts';
-import { generateRuns } from '../../runs/trace-generator.ts';
+import { generateRuns } from '../../demo/synthetic-runs.ts';
 import type { CliContext } from '../context.ts';
 import { exitIfShutdownOverruns } from '../shutdown.ts';
 import { formatPass, watchPass, workflowUiLink } from './synthesis.ts';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { Option, type Command } from 'commander';
-import type { Config } from '../../config.ts';
+import type { Config } from '../../app/config.ts';
 import type { EvalOptions } from '../../eval/run-eval.ts';
 import { currentCombination } from '../../rollout/activation.ts';
-import { readStackFile } from '../../stack-file.ts';
+import { readStackFile } from '../stack-file.ts';
 import type { CliContext } from '../context.ts';
 import { watchPass } from './synthesis.ts';
 
@@ -54,7 +54,7 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
       const { config } = context;
       const started = Date.now();
       const say = (line: string) => process.stderr.write(`[${((Date.now() - started) / 1000).toFixed(1)} s] ${line}\n`);
-      const { requireReadableFile } = await import('../../input-file.ts');
+      const { requireReadableFile } = await import('../../input/input-file.ts');
       // Files that cannot be read are said before any stack is started.
       for (const file of [options.runs, options.labels, ...(options.heldout ? [options.heldout] : [])]) await requireReadableFile(file);
       const tenantId = freshEvalTenant();

@@ -45,7 +45,7 @@ export function registerIngestCommands(program: Command, context: CliContext): v
       const explicitTenant = command.getOptionValueSourceWithGlobals('tenant') === 'cli' ? tenant : undefined;
       const [{ formatIngestError, ingestJsonlFile }, { requireReadableFile }] = await Promise.all([
         import('../../runs/jsonl-ingest.ts'),
-        import('../../input-file.ts'),
+        import('../../input/input-file.ts'),
       ]);
       // A file that cannot be read is said before any database is opened.
       await requireReadableFile(file);

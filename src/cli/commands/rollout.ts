@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { combinationSchema, type Combination } from '../../rollout/paired-evidence.ts';
-import { formatJsonlLineError } from '../../jsonl-lines.ts';
+import { formatJsonlLineError } from '../../input/jsonl-lines.ts';
 import type { RolloutCheckDocument, RolloutGate } from '../../rollout/rollout-gate.ts';
 import type { RolloutOverride } from '../../rollout/activation.ts';
 import type { CliContext } from '../context.ts';
@@ -69,7 +69,7 @@ export function registerRolloutCommands(program: Command, context: CliContext): 
     .action(async (options: { file: string }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<GlobalOptions>();
       // A file that cannot be read is said before any database is opened.
-      await (await import('../../input-file.ts')).requireReadableFile(options.file);
+      await (await import('../../input/input-file.ts')).requireReadableFile(options.file);
       const result = await (await gate()).recordFile(tenant, options.file);
       if (!json) for (const error of result.errors) process.stderr.write(`${formatJsonlLineError(error)}\n`);
       context.output.result(json, result, () =>

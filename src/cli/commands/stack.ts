@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { readStackFile, removeStackFile, stackFilePath, type StackFile } from '../../stack-file.ts';
+import { readStackFile, removeStackFile, stackFilePath, type StackFile } from '../stack-file.ts';
 import type { CliContext } from '../context.ts';
 import { exitIfShutdownOverruns, SHUTDOWN_BOUND_MS } from '../shutdown.ts';
 

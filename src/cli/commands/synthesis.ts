@@ -1,10 +1,10 @@
 import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
 import type { WorkflowHandle } from '@temporalio/client';
-import { passScheduleId, type PassProgress } from '../../synthesis/pass-contract.ts';
+import { passScheduleId, type PassProgress } from '../../contracts/pass-contract.ts';
 import { clusterOutcome, type PassRecord } from '../../synthesis/pass-record.ts';
-import { SkillsmithError } from '../../skillsmith-error.ts';
-import { recordedFailure, type FailureCause } from '../../failure-cause.ts';
+import { SkillsmithError } from '../../errors/skillsmith-error.ts';
+import { recordedFailure, type FailureCause } from '../../contracts/failure-cause.ts';
 import type { CliContext } from '../context.ts';
 
 type GlobalOptions = { tenant: string; json: boolean };

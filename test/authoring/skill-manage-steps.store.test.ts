@@ -7,7 +7,7 @@ import { conflict, createSkillManage, deny } from '../../src/authoring/skill-man
 import { SkillNotFound, SkillRevisionConflict } from '../../src/skills/skill-errors.ts';
 import { listSkillEvents } from '../../src/store/skill-event-repository.ts';
 import type { SkillRepository } from '../../src/store/skill-repository.ts';
-import { createRequest, trustedContext } from '../authoring/authoring-fixtures.ts';
+import { createRequest, trustedContext } from './authoring-fixtures.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
 import type { TestDatabase } from '../support/database.ts';
 import { openTestServices } from '../support/test-services.ts';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClusterActivities, type ClusterGoalsResult, type ClusterPassGoalsResult } from '../../activities/cluster.ts';
 import { createEmbedActivities } from '../../activities/embed.ts';
 import { clusterRunGoals, GoalsNotEmbedded } from '../../src/clustering/cluster-pass.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/app/config.ts';
 import { embedMissingGoals, withGoalTextCache } from '../../src/embedding/embed-goals.ts';
 import { normaliseGoalText } from '../../src/embedding/goal-text.ts';
 import { dot } from '../../src/clustering/cosine.ts';
@@ -19,7 +19,7 @@ import {
 } from '../../src/embedding/goal-embedding-repository.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
 import { beginPassRecord, listPassClusters } from '../../src/synthesis/pass-repository.ts';
-import { generateRuns } from '../../src/runs/trace-generator.ts';
+import { generateRuns } from '../../src/demo/synthetic-runs.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { requireTestModel, testModelDir, testModelSettings } from '../support/test-model.ts';
 

@@ -12,7 +12,7 @@ import { runSkillsmith } from '../support/cli.ts';
 import { countSkillRows, type TestDatabase } from '../support/database.ts';
 import { openTestServices } from '../support/test-services.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
-import { createRequest, skillMd, trustedContext } from '../authoring/authoring-fixtures.ts';
+import { createRequest, skillMd, trustedContext } from './authoring-fixtures.ts';
 
 let database: TestDatabase;
 let repository: SkillRepository;

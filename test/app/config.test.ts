@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, configForModel, loadConfig } from '../src/config.ts';
+import { ConfigError, configForModel, loadConfig } from '../../src/app/config.ts';
 
 describe('configuration', () => {
   it('has working defaults with no settings at all', () => {

@@ -1,5 +1,5 @@
 import type { ActivityDependencies } from './dependencies.ts';
-import { MAX_REPORT_PAYLOAD_BYTES } from '../src/client/intake-contract.ts';
+import { MAX_REPORT_PAYLOAD_BYTES } from '../src/contracts/intake-contract.ts';
 import { hasProcedures } from '../src/procedures/procedure-repository.ts';
 import { wantsReview } from '../src/review/review-eligibility.ts';
 import { recordReportedRuns } from '../src/runs/reported-runs.ts';

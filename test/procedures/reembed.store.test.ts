@@ -6,7 +6,7 @@ import { ensureEmbeddingModel, insertGoalEmbeddings, listEmbeddingModels } from 
 import { reembedTenant } from '../../src/procedures/reembed.ts';
 import { insertProcedure, listProcedures } from '../../src/procedures/procedure-repository.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
-import { generateRuns } from '../../src/runs/trace-generator.ts';
+import { generateRuns } from '../../src/demo/synthetic-runs.ts';
 import { withTransaction } from '../../src/store/database.ts';
 import { createSkillRepository } from '../../src/store/skill-repository.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';

@@ -1,5 +1,5 @@
 import { stat } from 'node:fs/promises';
-import { SkillsmithError } from './skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /**
  * A file named on the command line that cannot be read as one: missing, a directory, not

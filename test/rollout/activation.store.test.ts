@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSkillManage, type SkillManage } from '../../src/authoring/skill-manage.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/app/config.ts';
 import { AUTHORING_IMPLEMENTATION_VERSION, currentCombination } from '../../src/rollout/activation.ts';
 import type { Combination, PairedSample } from '../../src/rollout/paired-evidence.ts';
 import { createConfiguredRolloutGate, SkillAuthoringNotActivated, type RolloutGate } from '../../src/rollout/rollout-gate.ts';

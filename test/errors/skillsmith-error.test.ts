@@ -2,10 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { NON_RETRYABLE_ERROR_CODES } from '../src/non-retryable-error-codes.ts';
-import { SkillNotFound } from '../src/skills/skill-errors.ts';
-import { SkillValidationError } from '../src/skills/validation-errors.ts';
-import { SkillsmithError } from '../src/skillsmith-error.ts';
+import { NON_RETRYABLE_ERROR_CODES } from '../../src/contracts/non-retryable-error-codes.ts';
+import { SkillNotFound } from '../../src/skills/skill-errors.ts';
+import { SkillValidationError } from '../../src/skills/validation-errors.ts';
+import { SkillsmithError } from '../../src/errors/skillsmith-error.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 
@@ -128,7 +128,7 @@ describe('SkillsmithError: one base for every error', () => {
       .flatMap(sourceFiles)
       .filter((file) => /\bextends Error\b/.test(readFileSync(file, 'utf8')))
       .map((file) => relative(root, file));
-    expect(direct).toEqual(['src/skillsmith-error.ts']);
+    expect(direct).toEqual(['src/errors/skillsmith-error.ts']);
   });
 
   it('keeps every HTTP status of the API contract, and every other error is 500 or an unprocessable package (422)', () => {
@@ -152,7 +152,7 @@ describe('SkillsmithError: one base for every error', () => {
   });
 
   it('NON_RETRYABLE_ERROR_CODES imports nothing, so the workflow bundle can load it deterministically', () => {
-    expect(readFileSync(join(root, 'src/non-retryable-error-codes.ts'), 'utf8')).not.toMatch(/^\s*import\b/m);
+    expect(readFileSync(join(root, 'src/contracts/non-retryable-error-codes.ts'), 'utf8')).not.toMatch(/^\s*import\b/m);
   });
 
   it('an instance is named by its code and carries its class definition, outside its own (detail) fields', () => {

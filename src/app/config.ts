@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SkillsmithError } from './skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 import {
   DEFAULT_HUB_URL,
   modelProfile,
@@ -10,11 +10,11 @@ import {
   type ClusterSimilarity,
   type Pooling,
   type Prefixes,
-} from './embedding/model-profiles.ts';
+} from '../embedding/model-profiles.ts';
 
-export type { ClusteringDefaults, ClusterSimilarity } from './embedding/model-profiles.ts';
-import { DEFAULT_ACCEPTANCE_SLACK } from './procedures/recall-acceptance.ts';
-import { DEFAULT_HEARTBEAT_TIMEOUT_SECONDS } from './synthesis/pass-contract.ts';
+export type { ClusteringDefaults, ClusterSimilarity } from '../embedding/model-profiles.ts';
+import { DEFAULT_ACCEPTANCE_SLACK } from '../procedures/recall-acceptance.ts';
+import { DEFAULT_HEARTBEAT_TIMEOUT_SECONDS } from '../contracts/pass-contract.ts';
 
 /**
  * Every setting skillsmith reads, as one zod schema over the environment.

@@ -1,5 +1,5 @@
-import { runReportSchema, type RunReport, type RunReportInput } from './run-report.ts';
-import { createSeededRandom, type SeededRandom } from './seeded-random.ts';
+import { runReportSchema, type RunReport, type RunReportInput } from '../runs/run-report.ts';
+import { createSeededRandom, type SeededRandom } from '../clustering/seeded-random.ts';
 
 /**
  * Deterministic synthetic agent runs for tests, benchmarks and the demo. Each run belongs to a

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { runReportSchema } from '../../src/runs/run-report.ts';
-import { createSeededRandom } from '../../src/runs/seeded-random.ts';
-import { generateRuns, TASK_FAMILIES, VARIED_TASK_FAMILIES } from '../../src/runs/trace-generator.ts';
+import { createSeededRandom } from '../../src/clustering/seeded-random.ts';
+import { generateRuns, TASK_FAMILIES, VARIED_TASK_FAMILIES } from '../../src/demo/synthetic-runs.ts';
 
 describe('seeded random', () => {
   it('repeats the same sequence for the same seed and differs across seeds', () => {
@@ -24,7 +24,7 @@ describe('seeded random', () => {
   });
 });
 
-describe('trace generator', () => {
+describe('synthetic runs generator', () => {
   it('is deterministic given the seed', () => {
     expect(generateRuns({ seed: 7, runs: 50 })).toEqual(generateRuns({ seed: 7, runs: 50 }));
     expect(generateRuns({ seed: 8, runs: 50 })).not.toEqual(generateRuns({ seed: 7, runs: 50 }));
@@ -83,7 +83,7 @@ describe('trace generator', () => {
   });
 });
 
-describe('trace generator, varied catalog', () => {
+describe('synthetic runs generator, varied catalog', () => {
   const runs = generateRuns({ seed: 21, runs: 1200, catalog: 'varied' });
   const completed = runs.filter(({ procedure, report }) => procedure !== null && report.status === 'completed');
   const successfulTools = (report: (typeof runs)[number]['report']) =>

@@ -12,7 +12,7 @@ import type { SkillRepository } from '../../src/store/skill-repository.ts';
 import { countSkillRows, type TestDatabase } from '../support/database.ts';
 import { openTestServices } from '../support/test-services.ts';
 import { skillPackage } from '../skills/skill-fixtures.ts';
-import { createRequest, skillMd, trustedContext } from '../authoring/authoring-fixtures.ts';
+import { createRequest, skillMd, trustedContext } from './authoring-fixtures.ts';
 
 let database: TestDatabase;
 let repository: SkillRepository;

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createExtractActivities } from '../../activities/extract.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/app/config.ts';
 import { extractRuns } from '../../src/runs/extraction.ts';
 import { countRuns, findRun, RunConflict, upsertRuns } from '../../src/runs/run-repository.ts';
 import { runReportSchema, runReportSha256, type RunReport, type RunReportInput } from '../../src/runs/run-report.ts';
-import { generateRuns } from '../../src/runs/trace-generator.ts';
+import { generateRuns } from '../../src/demo/synthetic-runs.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 
 let database: TestDatabase;

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCorpusRuns } from '../src/eval/eval-corpus.ts';
-import { InputFileUnreadable } from '../src/input-file.ts';
-import { recordPairsFile } from '../src/rollout/pairs-recording.ts';
-import { ingestJsonlFile } from '../src/runs/jsonl-ingest.ts';
-import { runSkillsmith } from './support/cli.ts';
+import { readCorpusRuns } from '../../src/eval/eval-corpus.ts';
+import { InputFileUnreadable } from '../../src/input/input-file.ts';
+import { recordPairsFile } from '../../src/rollout/pairs-recording.ts';
+import { ingestJsonlFile } from '../../src/runs/jsonl-ingest.ts';
+import { runSkillsmith } from '../support/cli.ts';
 
 // Each reader refuses before it touches the database: a pool it would use is never reached.
 const noPool = {} as pg.Pool;

@@ -23,7 +23,7 @@ import { getPassCluster, markClusterInstalled } from './pass-repository.ts';
 import type { PassCluster } from './pass-record.ts';
 import { countedRunsOf, reconcileCluster, type ReconcileClusterDependencies } from './reconcile-cluster.ts';
 import { withIdentity } from './skill-naming.ts';
-import { SkillsmithError } from '../skillsmith-error.ts';
+import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /** The principal recorded on every revision a synthesis pass writes. */
 export const SYNTHESIS_PRINCIPAL = 'skillsmith:synthesis';

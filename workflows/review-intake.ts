@@ -14,7 +14,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { Activities } from '../activities/index.ts';
-import type { RecordRunsInput } from '../activities/intake.ts';
+import type { RecordRunsInput } from '../activities/review-intake.ts';
 import {
   MAX_REPORT_PAYLOAD_BYTES,
   RUN_COMPLETED_SIGNAL,
@@ -25,7 +25,7 @@ import {
   type RunIntakeInput,
   type StoredRunReference,
   type StoredRunReferences,
-} from '../src/client/intake-contract.ts';
+} from '../src/contracts/intake-contract.ts';
 import { runReview } from './run-review.ts';
 import { runReviews } from './run-reviews.ts';
 
