@@ -1,6 +1,6 @@
 import type { ActivityDependencies } from './dependencies.ts';
 import { beginPassRecord, finishPassRecord, lastCompletedPassStart, updatePassCounts } from '../src/synthesis/pass-repository.ts';
-import { type PassCounts, type PassRecord, type PassStatus } from '../src/synthesis/pass-record.ts';
+import { type PassCounts, type PassRecord, type PassStatus } from '../src/contracts/pass-record.ts';
 
 export interface BeginPassInput {
   tenantId: string;

@@ -38,7 +38,7 @@ import { upsertRuns } from '../src/runs/run-repository.ts';
 import { generateRuns, iterateRuns } from '../src/demo/synthetic-runs.ts';
 import { stackFileSchema, type StackFile } from '../src/cli/stack-file.ts';
 import { createPool } from '../src/store/database.ts';
-import type { PassRecord } from '../src/synthesis/pass-record.ts';
+import type { PassRecord } from '../src/contracts/pass-record.ts';
 import { runSkillsmith } from '../test/support/cli.ts';
 import { killProcess, passSkills, revisionGaps, startWorkerProcess, type PassSkill } from '../test/support/pass-faults.ts';
 import { offerPaced } from './paced-senders.ts';

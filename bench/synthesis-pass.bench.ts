@@ -21,7 +21,7 @@ import { upsertRuns } from '../src/runs/run-repository.ts';
 import { iterateRuns } from '../src/demo/synthetic-runs.ts';
 import { createPool } from '../src/store/database.ts';
 import { migrate } from '../src/store/migrations.ts';
-import type { PassRecord } from '../src/synthesis/pass-record.ts';
+import type { PassRecord } from '../src/contracts/pass-record.ts';
 import { createServices } from '../src/app/services.ts';
 import { createWorker } from '../workers/worker.ts';
 

@@ -16,7 +16,7 @@ export {
 } from './client/synthesis-client.ts';
 export { runReportSchema, parseRunReport, type RunReport } from './runs/run-report.ts';
 export type { PassProgress, SynthesisPassInput } from './contracts/pass-contract.ts';
-export type { PassRecord, PassCounts } from './synthesis/pass-record.ts';
+export type { PassRecord, PassCounts } from './contracts/pass-record.ts';
 export { convertTraceDocument, TraceNotConvertible } from './traces/trace-document.ts';
 export {
   INGEST_FORMATS,

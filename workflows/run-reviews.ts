@@ -1,7 +1,7 @@
 import { CancellationScope, isCancellation, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { ReviewOutcomeOfRun } from '../activities/review.ts';
-import type { TrackRecordUpdate } from '../src/review/track-record.ts';
+import type { TrackRecordUpdate } from '../src/contracts/review-contract.ts';
 import { NON_RETRYABLE_ERROR_CODES } from '../src/contracts/non-retryable-error-codes.ts';
 import { describeFailure, LLM_REVIEW_ACTIVITY_OPTIONS, REVIEW_DEADLINE } from './run-review.ts';
 

@@ -10,7 +10,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import type { PassRecord } from '../src/synthesis/pass-record.ts';
+import type { PassRecord } from '../src/contracts/pass-record.ts';
 import {
   DEFAULT_HEARTBEAT_TIMEOUT_SECONDS,
   PASS_PROGRESS_QUERY,
@@ -20,7 +20,7 @@ import {
 import { synthesizeCluster } from './synthesize-cluster.ts';
 import { NON_RETRYABLE_ERROR_CODES } from '../src/contracts/non-retryable-error-codes.ts';
 import { describeFailure } from '../src/contracts/failure-cause.ts';
-import { PASS_STATUS_ATTRIBUTE, PASS_TENANT_ATTRIBUTE } from '../src/client/pass-search-attributes.ts';
+import { PASS_STATUS_ATTRIBUTE, PASS_TENANT_ATTRIBUTE } from '../src/contracts/search-attributes.ts';
 
 // Bookkeeping on the passes table: short, retried generously.
 const { beginPass, recordPassCounts, finishPass } = proxyActivities<Activities>({

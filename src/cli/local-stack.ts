@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { RunningApi } from '../api/server.ts';
 import type { Config } from '../app/config.ts';
 import { startEmbeddedPostgres } from '../infra/embedded-postgres.ts';
-import { PASS_SEARCH_ATTRIBUTE_TYPES } from '../client/pass-search-attributes.ts';
+import { PASS_SEARCH_ATTRIBUTE_TYPES } from '../contracts/search-attributes.ts';
 import { NativePostgresUnavailable, startNativePostgres } from '../infra/native-postgres.ts';
 import { freePort, startTemporalDevServer } from '../infra/temporal-dev-server.ts';
 import {

@@ -14,7 +14,7 @@ import {
   type PassProgress,
   type SynthesisPassInput,
 } from '../contracts/pass-contract.ts';
-import type { PassRecord } from '../synthesis/pass-record.ts';
+import type { PassRecord } from '../contracts/pass-record.ts';
 import { passSearchAttributesRegistered } from './pass-search-attributes.ts';
 
 /** Starting, watching and scheduling synthesis passes: the Temporal side of the CLI and of tools. */

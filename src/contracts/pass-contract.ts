@@ -1,4 +1,4 @@
-import type { PassCounts } from '../synthesis/pass-record.ts';
+import type { PassCounts } from './pass-record.ts';
 
 /** The synthesisPass workflow's input and progress query: shared by the workflow and its clients. */
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import { listProcedures } from '../procedures/procedure-repository.ts';
 import { formatIngestError, ingestJsonlFile } from '../runs/jsonl-ingest.ts';
-import type { PassRecord } from '../synthesis/pass-record.ts';
+import type { PassRecord } from '../contracts/pass-record.ts';
 import { listPassClusters } from '../synthesis/pass-repository.ts';
 import type { Combination } from '../rollout/paired-evidence.ts';
 import { EvalCorpusInvalid, readCorpusRuns, readHeldout, readLabels, type CorpusRuns, type HeldoutLine } from './eval-corpus.ts';

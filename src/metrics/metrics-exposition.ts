@@ -1,7 +1,7 @@
 import { Gauge, Registry } from 'prom-client';
 import { DENIAL_REASONS } from '../authoring/authoring-metrics.ts';
 import type { Queryable } from '../store/database.ts';
-import { passCountKeys } from '../synthesis/pass-record.ts';
+import { passCountKeys } from '../contracts/pass-record.ts';
 import type { ProcessMetrics } from './process-metrics.ts';
 import { collectTenantMetrics, type TenantMetrics } from './tenant-metrics.ts';
 

@@ -8,7 +8,7 @@ import { summarizeSessionCatalogs } from '../sessions/session-repository.ts';
 import type { Queryable } from '../store/database.ts';
 import { countSkillEvents, countSkillLoads } from '../store/skill-event-repository.ts';
 import { countSkillRevisionsByMonth } from '../store/skill-repository.ts';
-import { emptyPassCounts } from '../synthesis/pass-record.ts';
+import { emptyPassCounts } from '../contracts/pass-record.ts';
 import { summarizePasses, type PassSummary } from '../synthesis/pass-repository.ts';
 
 /**

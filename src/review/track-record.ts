@@ -1,6 +1,7 @@
 import type pg from 'pg';
 import type { Config } from '../app/config.ts';
 import type { Logger } from '../logging/logger.ts';
+import type { TrackRecordUpdate } from '../contracts/review-contract.ts';
 import {
   addObservedCounts,
   findProceduresByName,
@@ -32,11 +33,6 @@ export interface TrackRecordDependencies {
   recallMany?: (tenantId: string, goals: string[]) => Promise<RecalledSkill[][]>;
   synthesis: Config['synthesis'];
   logger: Logger;
-}
-
-export interface TrackRecordUpdate {
-  observed: Array<{ name: string; via: 'pinned' | 'recalled' }>;
-  disabled: string[];
 }
 
 export function shouldDisable(procedure: Procedure, thresholds: Pick<Config['synthesis'], 'minOccurrences' | 'minSuccessRate'>): boolean {

@@ -4,7 +4,7 @@ import type { QualificationThresholds } from '../clustering/qualification.ts';
 import { loadGoalEmbeddings } from '../embedding/goal-embedding-repository.ts';
 import { selectRunGoals, selectRunsForExtraction } from '../runs/run-repository.ts';
 import type { Queryable } from '../store/database.ts';
-import type { PassCluster } from './pass-record.ts';
+import type { PassCluster } from './pass-cluster.ts';
 import { clipLine } from './skill-naming.ts';
 import { buildConsensusProcedure } from '../clustering/consensus-procedure.ts';
 

@@ -20,7 +20,7 @@ import { parseSkillDocument, serializeSkillDocument } from '../skills/skill-form
 import { SKILL_MANIFEST_PATH } from '../skills/skill-package.ts';
 import type { SkillRepository } from '../store/skill-repository.ts';
 import { getPassCluster, markClusterInstalled } from './pass-repository.ts';
-import type { PassCluster } from './pass-record.ts';
+import type { PassCluster } from './pass-cluster.ts';
 import { countedRunsOf, reconcileCluster, type ReconcileClusterDependencies } from './reconcile-cluster.ts';
 import { withIdentity } from './skill-naming.ts';
 import { SkillsmithError } from '../errors/skillsmith-error.ts';

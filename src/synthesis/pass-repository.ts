@@ -2,15 +2,8 @@ import type pg from 'pg';
 import type { Queryable } from '../store/database.ts';
 import { mapRow } from '../store/row-mapping.ts';
 import type { ConsensusStep } from '../procedures/procedure.ts';
-import {
-  emptyPassCounts,
-  passCountKeys,
-  type NewPassCluster,
-  type PassCluster,
-  type PassCounts,
-  type PassRecord,
-  type PassStatus,
-} from './pass-record.ts';
+import { emptyPassCounts, passCountKeys, type PassCounts, type PassRecord, type PassStatus } from '../contracts/pass-record.ts';
+import { type NewPassCluster, type PassCluster } from './pass-cluster.ts';
 
 /** The `passes` and `pass_clusters` tables: what each synthesis pass saw, decided and installed. */
 

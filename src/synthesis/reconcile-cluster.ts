@@ -11,7 +11,7 @@ import { findUnsuccessfulRunIds } from '../runs/run-repository.ts';
 import type { Queryable } from '../store/database.ts';
 import { buildClusterEvidence } from './cluster-evidence.ts';
 import { loadEvidenceRuns } from './evidence-runs.ts';
-import type { PassCluster } from './pass-record.ts';
+import type { PassCluster } from './pass-cluster.ts';
 import { getPassCluster, listPassClusters, markClusterReconciled } from './pass-repository.ts';
 import {
   decide,

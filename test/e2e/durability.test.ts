@@ -9,7 +9,7 @@ import { startScriptedLlm } from '../support/scripted-llm.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
 import { generateRuns } from '../../src/demo/synthetic-runs.ts';
 import type { PassProgress } from '../../src/contracts/pass-contract.ts';
-import type { PassRecord } from '../../src/synthesis/pass-record.ts';
+import type { PassRecord } from '../../src/contracts/pass-record.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { requireTestModel, testModelDir } from '../support/test-model.ts';
 import { until } from '../support/until.ts';

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import type { TestProject } from 'vitest/node';
-import { PASS_SEARCH_ATTRIBUTE_TYPES } from '../../src/client/pass-search-attributes.ts';
+import { PASS_SEARCH_ATTRIBUTE_TYPES } from '../../src/contracts/search-attributes.ts';
 import { startEmbeddedPostgres } from '../../src/infra/embedded-postgres.ts';
 import { startTemporalDevServer } from '../../src/infra/temporal-dev-server.ts';
 import { createPool } from '../../src/store/database.ts';

@@ -6,7 +6,7 @@ import { loadConfig, type Config } from '../../src/app/config.ts';
 import type { Logger } from '../../src/logging/logger.ts';
 import { runReportSchema, type RunReport } from '../../src/runs/run-report.ts';
 import { upsertRuns } from '../../src/runs/run-repository.ts';
-import type { PassRecord } from '../../src/synthesis/pass-record.ts';
+import type { PassRecord } from '../../src/contracts/pass-record.ts';
 import { createServices, type Services } from '../../src/app/services.ts';
 import { createWorker } from '../../workers/worker.ts';
 import type { TestDatabase } from './database.ts';

@@ -1,6 +1,6 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PASS_STATUS_ATTRIBUTE, PASS_TENANT_ATTRIBUTE } from '../../src/client/pass-search-attributes.ts';
+import { PASS_STATUS_ATTRIBUTE, PASS_TENANT_ATTRIBUTE } from '../../src/contracts/search-attributes.ts';
 import { freePort } from '../../src/infra/temporal-dev-server.ts';
 import { listProcedures, setProcedureEnabled } from '../../src/procedures/procedure-repository.ts';
 import { checkAgentSkillsDocument } from '../../src/skills/agentskills-rules.ts';
