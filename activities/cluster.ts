@@ -97,7 +97,7 @@ function summarise(result: ClusterPassResult): ClusterGoalsResult {
 
 /**
  * CLUSTER step over the goal embeddings the embed step stored for the tenant's model
- * (src/embedding/tenant-model.ts), at that model's τ and cut: τ-components, agglomerative
+ * (src/app/tenant-config.ts), at that model's τ and cut: τ-components, agglomerative
  * clustering per component, thresholds.
  */
 export const createClusterActivities = ({ pool, tenantConfig }: ClusterActivityDependencies) => {

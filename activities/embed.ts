@@ -22,7 +22,7 @@ export const createEmbedActivities = ({ pool, config, embedder }: EmbedActivityD
   async embedGoals(input: EmbedGoalsInput): Promise<EmbedGoalsResult> {
     return failFast(async () => {
       const context = Context.current();
-      // The tenant's model (src/embedding/tenant-model.ts), loaded on a worker's first embed: seconds
+      // The tenant's model (src/app/tenant-config.ts), loaded on a worker's first embed: seconds
       // without progress to report, heartbeating meanwhile so that a short heartbeat timeout holds.
       const tenantEmbedder = await whileHeartbeating(() => embedder(input.tenantId));
       return embedMissingGoals(pool, tenantEmbedder, input.tenantId, {

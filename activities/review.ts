@@ -136,7 +136,7 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
         // Recalled without recording use (a review is not a use); the goals are embedded together,
         // each only when no pass or earlier review has (the tenant's goal text cache).
         const updates = await failFast(async () => {
-          // The tenant's model and its recall threshold and τ (src/embedding/tenant-model.ts).
+          // The tenant's model and its recall threshold and τ (src/app/tenant-config.ts).
           const tenant = await dependencies.tenantConfig(tenantId);
           // In the background: the API answering POST /v1/runs in this process waits for one short
           // single-threaded batch at most, not for the review's whole embedding (bench/README.md "Run intake").

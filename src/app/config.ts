@@ -1,5 +1,8 @@
 import { z } from 'zod';
+import type { EmbeddingSettings } from '../embedding/embedder.ts';
 import { SkillsmithError } from '../errors/skillsmith-error.ts';
+import type { LlmSettings } from '../llm/configured-chat-client.ts';
+import type { SynthesisSettings } from '../synthesis/synthesis-settings.ts';
 import {
   DEFAULT_HUB_URL,
   modelProfile,
@@ -49,7 +52,7 @@ const environmentSchema = z
     SKILLSMITH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     SKILLSMITH_SKILL_LICENSE: z.string().min(1).default('Apache-2.0'),
 
-    // Unset: the model the tenant's goals were embedded with, else nomic-embed-text-v1.5 (src/embedding/tenant-model.ts).
+    // Unset: the model the tenant's goals were embedded with, else nomic-embed-text-v1.5 (src/app/tenant-config.ts).
     SKILLSMITH_EMBEDDING_MODEL: z.string().min(1).optional(),
     SKILLSMITH_MODEL_DIR: z.string().min(1).optional(),
     SKILLSMITH_ALLOW_REMOTE_MODELS: booleanFlag.default(false),
@@ -167,51 +170,15 @@ export interface Config {
   embeddedDatabase: 'native' | 'pglite' | undefined;
   logLevel: z.infer<typeof environmentSchema>['SKILLSMITH_LOG_LEVEL'];
   skillLicense: string;
-  embedding: {
-    model: string;
-    modelDir: string;
-    allowRemoteModels: boolean;
-    /** Where `models pull` fetches hub models (SKILLSMITH_HUB_URL). */
-    hubUrl?: string;
-    pooling: Pooling;
-    prefixes: Prefixes;
-    dimension: number | undefined;
-    batchSize: number;
-  };
-  synthesis: {
-    /** Goal-cosine τ: the `goal` design's cut, the `gate` design's goal threshold, recall and reconcile. */
-    similarityTau: number;
-    linkage: 'average' | 'complete' | 'single';
-    clusterSimilarity: ClusterSimilarity;
-    clusterTau: number;
-    clusterGoalWeight: number;
-    clusterToolTau: number;
-    /** Largest threshold-graph component clustered with a dense distance matrix; larger ones take the sparse chain. */
-    clusterDenseComponentLimit: number;
-    minOccurrences: number;
-    minSuccessRate: number;
-    minSteps: number;
-    maxClustersPerPass: number;
-    /**
-     * How soon a pass notices a lost worker (SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS): the heartbeat timeout of
-     * its embed, reconcile, distil and install activities, carried in the pass's input.
-     */
-    heartbeatTimeoutSeconds: number;
-    enabled: boolean;
-    distiller: 'llm' | 'extractive';
-  };
+  embedding: EmbeddingSettings;
+  synthesis: SynthesisSettings;
   recall: {
     /** The best cosine a procedure needs with a goal to be recalled; calibrated per model, separate from the clustering τ. */
     threshold: number;
     /** How far below a procedure's own acceptance a goal may score (src/procedures/recall-acceptance.ts); 2 turns it off. */
     acceptanceSlack: number;
   };
-  llm: {
-    baseUrl: string | undefined;
-    model: string;
-    apiKey: string | undefined;
-    timeoutMs: number;
-  };
+  llm: LlmSettings;
   api: {
     host: string;
     port: number;
@@ -406,7 +373,7 @@ function modelSettings(modelId: string, overrides: ModelSettingOverrides): Model
 
 /**
  * `config` with the settings of another embedding model: that model's profile under what was set
- * explicitly (a tenant's model, src/embedding/tenant-model.ts). A hand-built config (no
+ * explicitly (a tenant's model, src/app/tenant-config.ts). A hand-built config (no
  * `modelChoice`) keeps its own values as set explicitly.
  */
 export function configForModel(config: Config, modelId: string): Config {

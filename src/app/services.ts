@@ -4,8 +4,9 @@ import { createSkillManage, type SkillManage } from '../authoring/skill-manage.t
 import type { Config } from './config.ts';
 import { createConfiguredRolloutGate, type RolloutGate } from '../rollout/rollout-gate.ts';
 import { createEmbedder, type Embedder, type EmbedderChoice } from '../embedding/embedder.ts';
-import { createTenantConfigCache } from '../embedding/tenant-config-cache.ts';
-import { configForTenant, TenantModelsChanged } from '../embedding/tenant-model.ts';
+import { createTenantConfigCache } from './tenant-config-cache.ts';
+import { TenantModelsChanged } from '../embedding/embedding-errors.ts';
+import { configForTenant } from './tenant-config.ts';
 import type { ChatClient } from '../llm/chat-client.ts';
 import { createConfiguredChatClient } from '../llm/configured-chat-client.ts';
 import type { Logger } from '../logging/logger.ts';
@@ -34,7 +35,7 @@ export interface Services {
   /** The rollout gate: evidence, overrides, and each tenant's activation for the current combination. */
   rollout: RolloutGate;
   approvals: Approvals;
-  /** The configuration of a tenant's work: its embedding model and that model's τ, cut and recall threshold (src/embedding/tenant-model.ts). */
+  /** The configuration of a tenant's work: its embedding model and that model's τ, cut and recall threshold (src/app/tenant-config.ts). */
   tenantConfig(tenantId: string): Promise<Config>;
   /**
    * The tenant's model, loaded on first use, once per process and model; a missing model fails only

@@ -15,7 +15,7 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 
 /**
  * Every embedding model the stack will be asked for loads: each tenant's (src/embedding/
- * tenant-model.ts), and the configured one when it is set explicitly or no tenant has a model yet
+ * tenant-config.ts), and the configured one when it is set explicitly or no tenant has a model yet
  * (a new tenant takes it). A model that fails names the command that gets it.
  */
 export async function checkEmbedders(db: Queryable, config: Config): Promise<ServingCheck[]> {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Config } from '../app/config.ts';
+import type { ClusteringSettings } from './clustering-settings.ts';
 import { loadGoalEmbeddings } from '../embedding/goal-embedding-repository.ts';
 import { selectRunsForExtraction, selectRunWording, type RunWindow } from '../runs/run-repository.ts';
 import type { Queryable } from '../store/database.ts';
@@ -40,12 +40,12 @@ export type ClusterPassStage = 'loading' | 'clustering' | 'qualifying';
 export interface ClusterPassResult {
   tenantId: string;
   modelId: string;
-  linkage: Config['synthesis']['linkage'];
+  linkage: ClusteringSettings['linkage'];
   /** Goal-cosine τ (the `goal` design's cut, the `gate` design's goal threshold). */
   similarityTau: number;
   /** The run similarity the clustering cut, with the settings it read. */
   similarity: {
-    design: Config['synthesis']['clusterSimilarity'];
+    design: ClusteringSettings['clusterSimilarity'];
     clusterTau: number;
     goalWeight: number;
     toolTau: number;
@@ -78,7 +78,7 @@ export async function clusterRunGoals(
   tenantId: string,
   options: {
     modelId: string;
-    synthesis: Config['synthesis'];
+    synthesis: ClusteringSettings;
     window?: RunWindow;
     /** Called as each stage starts (the activity heartbeats it). */
     onStage?: (stage: ClusterPassStage) => void;

@@ -1,6 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import type { Config } from '../app/config.ts';
+import type { Pooling, Prefixes } from './model-profiles.ts';
 import { EmbeddingDimensionMismatch, EmbeddingModelUnavailable } from './embedding-errors.ts';
 import { modelProfile } from './model-profiles.ts';
 
@@ -19,7 +19,18 @@ export interface Embedder {
   embed(texts: string[], kind: EmbeddingKind, options?: EmbedOptions): Promise<Float32Array[]>;
 }
 
-export type EmbeddingSettings = Config['embedding'];
+/** The embedder's slice of the configuration (SKILLSMITH_EMBEDDING_*, SKILLSMITH_MODEL_DIR, SKILLSMITH_HUB_URL). */
+export interface EmbeddingSettings {
+  model: string;
+  modelDir: string;
+  allowRemoteModels: boolean;
+  /** Where `models pull` fetches hub models (SKILLSMITH_HUB_URL). */
+  hubUrl?: string;
+  pooling: Pooling;
+  prefixes: Prefixes;
+  dimension: number | undefined;
+  batchSize: number;
+}
 
 const taskPrefixes: Record<EmbeddingSettings['prefixes'], Record<EmbeddingKind, string>> = {
   // nomic-embed-text: https://huggingface.co/nomic-ai/nomic-embed-text-v1.5#usage

@@ -46,3 +46,44 @@ export class EmbeddingDimensionMismatch extends SkillsmithError {
     );
   }
 }
+
+/**
+ * The configured model (SKILLSMITH_EMBEDDING_MODEL, set) is not the one the tenant's goals and
+ * skills were embedded with: comparing vectors of two models is meaningless, so nothing runs
+ * until the setting goes or the tenant is moved, explicitly, with `skillsmith reembed`.
+ */
+export class TenantEmbeddingModelMismatch extends SkillsmithError {
+  static override readonly code = 'TenantEmbeddingModelMismatch';
+  static override readonly httpStatus = 503;
+  static override readonly retryable = false;
+  constructor(
+    readonly tenantId: string,
+    readonly tenantModelId: string,
+    readonly configuredModelId: string,
+  ) {
+    super(
+      `tenant ${tenantId} is embedded with ${tenantModelId}, but SKILLSMITH_EMBEDDING_MODEL=${configuredModelId}: ` +
+        `unset SKILLSMITH_EMBEDDING_MODEL to use ${tenantModelId}, or move the tenant to ${configuredModelId} with ` +
+        `\`SKILLSMITH_EMBEDDING_MODEL=${configuredModelId} npx skillsmith reembed --tenant ${tenantId}\``,
+    );
+  }
+}
+
+/**
+ * A read found the tenant's embedding models changed since its configuration was resolved (a
+ * reembed or a first embedding, in this process or another): whatever was decided from them
+ * (the model, its recall threshold) must be resolved again. Retryable: resolving again is the fix,
+ * which recall does at once (services.ts), so no request is ever answered with it.
+ */
+export class TenantModelsChanged extends SkillsmithError {
+  static override readonly code = 'TenantModelsChanged';
+  constructor(
+    readonly tenantId: string,
+    readonly expected: readonly string[],
+    readonly found: readonly string[],
+  ) {
+    super(
+      `tenant ${tenantId}'s embedding models changed during the request (${expected.join(', ') || 'none'} → ${found.join(', ') || 'none'}): retry`,
+    );
+  }
+}

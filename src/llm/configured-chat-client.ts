@@ -1,6 +1,13 @@
-import type { Config } from '../app/config.ts';
 import { createChatClient, type ChatClient } from './chat-client.ts';
 import { SkillsmithError } from '../errors/skillsmith-error.ts';
+
+/** The LLM's slice of the configuration (SKILLSMITH_LLM_*). */
+export interface LlmSettings {
+  baseUrl: string | undefined;
+  model: string;
+  apiKey: string | undefined;
+  timeoutMs: number;
+}
 
 /** An LLM is needed (to distil, to review) but SKILLSMITH_LLM_BASE_URL is not set. */
 export class LlmNotConfigured extends SkillsmithError {
@@ -9,7 +16,7 @@ export class LlmNotConfigured extends SkillsmithError {
 }
 
 /** The chat client the configuration names; `purpose` says in the error what needed it. */
-export function createConfiguredChatClient(config: Pick<Config, 'llm'>, purpose: string): ChatClient {
+export function createConfiguredChatClient(config: { llm: LlmSettings }, purpose: string): ChatClient {
   if (!config.llm.baseUrl) {
     throw new LlmNotConfigured(`${purpose} needs an LLM but SKILLSMITH_LLM_BASE_URL is not set: point it at an OpenAI-compatible API`);
   }

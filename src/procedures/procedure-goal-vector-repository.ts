@@ -1,6 +1,6 @@
 import pgvector from 'pgvector';
 import { TENANT_MODELS_ORDER, tenantEmbeddingModels } from '../embedding/goal-embedding-repository.ts';
-import { TenantModelsChanged } from '../embedding/tenant-model.ts';
+import { TenantModelsChanged } from '../embedding/embedding-errors.ts';
 import { isEmbeddedDatabase, type Queryable } from '../store/database.ts';
 import { vectorParameter } from '../store/vector-parameter.ts';
 import { ACCEPTANCE_CAP, ACCEPTANCE_SAMPLE, loosestNearest } from './recall-acceptance.ts';

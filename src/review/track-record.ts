@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { Config } from '../app/config.ts';
+import type { ClusteringSettings } from '../clustering/clustering-settings.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { TrackRecordUpdate } from '../contracts/review-contract.ts';
 import {
@@ -31,11 +31,11 @@ export interface TrackRecordDependencies {
   recall: RecallFunction;
   /** recall_skill for several goals at once (embedded together); when absent, each goal is recalled alone. */
   recallMany?: (tenantId: string, goals: string[]) => Promise<RecalledSkill[][]>;
-  synthesis: Config['synthesis'];
+  synthesis: Pick<ClusteringSettings, 'minOccurrences' | 'minSuccessRate'>;
   logger: Logger;
 }
 
-export function shouldDisable(procedure: Procedure, thresholds: Pick<Config['synthesis'], 'minOccurrences' | 'minSuccessRate'>): boolean {
+export function shouldDisable(procedure: Procedure, thresholds: Pick<ClusteringSettings, 'minOccurrences' | 'minSuccessRate'>): boolean {
   return (
     procedure.enabled &&
     procedure.observedAttempts >= thresholds.minOccurrences &&

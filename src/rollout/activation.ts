@@ -1,4 +1,3 @@
-import type { Config } from '../app/config.ts';
 import type { Combination, RolloutCheck } from './paired-evidence.ts';
 
 /**
@@ -16,12 +15,18 @@ import type { Combination, RolloutCheck } from './paired-evidence.ts';
  */
 export const AUTHORING_IMPLEMENTATION_VERSION = 'authoring-1';
 
+/** The rollout's slice of the configuration: the model policy, and the platform's authoring switches and policy profile. */
+export interface RolloutSettings {
+  rollout: { modelPolicy: string };
+  authoring: { enabled: boolean; reviewEnabled: boolean; approvalProfile: 'none' | 'skill_authoring' };
+}
+
 /**
  * The combination this deployment runs: the model policy SKILLSMITH_MODEL_POLICY (default: the
  * configured LLM model), the policy profile SKILLSMITH_APPROVAL_PROFILE, and the code's
  * AUTHORING_IMPLEMENTATION_VERSION.
  */
-export function currentCombination(config: Config): Combination {
+export function currentCombination(config: RolloutSettings): Combination {
   return {
     modelPolicy: config.rollout.modelPolicy,
     policyProfile: config.authoring.approvalProfile,

@@ -1,8 +1,14 @@
 import type pg from 'pg';
 import { z } from 'zod';
 import { SkillsmithError } from '../errors/skillsmith-error.ts';
-import type { Config } from '../app/config.ts';
-import { currentCombination, decideActivation, sameCombination, type ActivationStatus, type RolloutOverride } from './activation.ts';
+import {
+  currentCombination,
+  decideActivation,
+  sameCombination,
+  type ActivationStatus,
+  type RolloutOverride,
+  type RolloutSettings,
+} from './activation.ts';
 import { checkPairedEvidence, type Combination, type RolloutCheck } from './paired-evidence.ts';
 import { recordPairedSamples, recordPairsFile, type RecordPairsResult } from './pairs-recording.ts';
 import { countPairs, insertOverride, latestOverride, listEvidenceCombinations, listOverrides } from './rollout-repository.ts';
@@ -136,7 +142,7 @@ export function createRolloutGate({ pool, combination, capability }: RolloutGate
 }
 
 /** The gate for this deployment: the current combination and the platform switches from `config`. */
-export function createConfiguredRolloutGate(pool: pg.Pool, config: Config): RolloutGate {
+export function createConfiguredRolloutGate(pool: pg.Pool, config: RolloutSettings): RolloutGate {
   return createRolloutGate({
     pool,
     combination: currentCombination(config),

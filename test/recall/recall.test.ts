@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/app/config.ts';
 import { embedMissingGoals } from '../../src/embedding/embed-goals.ts';
 import { createEmbedder, type Embedder } from '../../src/embedding/embedder.ts';
 import { ensureEmbeddingModel, forgetOtherModels } from '../../src/embedding/goal-embedding-repository.ts';
-import { TenantEmbeddingModelMismatch } from '../../src/embedding/tenant-model.ts';
+import { TenantEmbeddingModelMismatch } from '../../src/embedding/embedding-errors.ts';
 import {
   countProcedureGoalVectors,
   searchRecallVectors,

@@ -22,7 +22,7 @@ export function registerClustersCommands(program: Command, context: CliContext):
           import('../../embedding/embed-goals.ts'),
           import('../../embedding/embedder.ts'),
           import('../../synthesis/cluster-portrait.ts'),
-          import('../../embedding/tenant-model.ts'),
+          import('../../app/tenant-config.ts'),
         ]);
       const pool = await context.openPool();
       // The tenant's model and its τ and cut, as a pass would use them.

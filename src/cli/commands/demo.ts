@@ -19,7 +19,7 @@ const SAMPLE_RUNS = 200;
  * What the demo changes in the configuration, each said out loud with how it lasts: the
  * registry-shipped model when the default one (SKILLSMITH_EMBEDDING_MODEL unset) cannot be loaded
  * here — a tenant that has no model yet is embedded with it and keeps it, so every later command on
- * the tenant uses it with nothing set (src/embedding/tenant-model.ts); a model set explicitly is
+ * the tenant uses it with nothing set (src/app/tenant-config.ts); a model set explicitly is
  * never swapped — and the extractive distiller when no LLM is configured.
  */
 async function demoConfiguration(

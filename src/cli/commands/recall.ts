@@ -18,7 +18,7 @@ function recallMatch({ name, whenToUse, body, toolsRequired, revision, score }: 
 /**
  * The recall of a goal: through the running stack's API when one is up (it holds the tenant's model
  * loaded, so this process loads none), else in this process. A model set here that the tenant was
- * not embedded with is refused either way (src/embedding/tenant-model.ts).
+ * not embedded with is refused either way (src/app/tenant-config.ts).
  */
 async function recallForCli(
   context: CliContext,
@@ -30,7 +30,7 @@ async function recallForCli(
   const stack = request.local ? undefined : await openStackApi(context.config);
   if (stack) {
     if (context.config.modelChoice?.explicit) {
-      const { configForTenant } = await import('../../embedding/tenant-model.ts');
+      const { configForTenant } = await import('../../app/tenant-config.ts');
       await configForTenant(await context.openPool(), context.config, tenant);
     }
     const answer = (await stack.get(tenant, '/v1/recall', { goal: request.goal, topK: request.topK })) as { skills: RecalledSkill[] };

@@ -1,9 +1,9 @@
-import type { Config } from '../app/config.ts';
+import type { Config } from './config.ts';
 import type { Queryable } from '../store/database.ts';
-import { resolveTenantConfig, type ResolvedTenantConfig } from './tenant-model.ts';
+import { resolveTenantConfig, type ResolvedTenantConfig } from './tenant-config.ts';
 
 /**
- * Each tenant's resolved configuration (src/embedding/tenant-model.ts), kept between requests:
+ * Each tenant's resolved configuration (src/app/tenant-config.ts), kept between requests:
  * resolving it reads `embedding_models`, a round trip more on every recall. A kept entry is never
  * taken on trust: whoever uses one compares its `models` with the tenant's models in the same
  * snapshot as its own read (recall's statement returns them with its rows) and calls `forget` when they differ —

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/app/config.ts';
 import { ensureEmbeddingModel } from '../../src/embedding/goal-embedding-repository.ts';
-import { configForTenant, TenantEmbeddingModelMismatch } from '../../src/embedding/tenant-model.ts';
+import { TenantEmbeddingModelMismatch } from '../../src/embedding/embedding-errors.ts';
+import { configForTenant } from '../../src/app/tenant-config.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 
 const MINILM = 'sentence-transformers/all-MiniLM-L6-v2';
