@@ -4,8 +4,7 @@ import { clusterRunGoals, type ClusterPassResult } from '../src/clustering/clust
 import { clusterValue, type DisqualificationCode } from '../src/clustering/qualification.ts';
 import { loadClusterSummaries } from '../src/synthesis/cluster-portrait.ts';
 import { carryPendingClusters, listPassClusters, recordPassClusters, selectClustersToProcess } from '../src/synthesis/pass-repository.ts';
-import { settleUnchangedClusters } from '../src/synthesis/reconcile-cluster.ts';
-import { reconcileSettings } from './reconcile.ts';
+import { reconcileSettings, settleUnchangedClusters } from '../src/synthesis/reconcile-cluster.ts';
 import type { ActivityDependencies } from './dependencies.ts';
 import { failFast } from './failures.ts';
 
@@ -146,7 +145,9 @@ export const createClusterActivities = ({ pool, tenantConfig }: ClusterActivityD
         })),
       );
       const carriedCount = input.full ? 0 : await carryPendingClusters(pool, input.tenantId, input.passId);
-      await settleUnchangedClusters({ db: pool, ...reconcileSettings({ config }) }, input, () => heartbeat({ stage: 'settling' }));
+      await settleUnchangedClusters({ db: pool, ...reconcileSettings(config.embedding.model, config.synthesis) }, input, () =>
+        heartbeat({ stage: 'settling' }),
+      );
       const selected = await selectClustersToProcess(pool, input.tenantId, input.passId, config.synthesis.maxClustersPerPass);
       const clusterSummaries = await loadClusterSummaries(
         pool,

@@ -3,25 +3,46 @@ import { createClusterActivities } from './cluster.ts';
 import { createDistillActivities } from './distill.ts';
 import { createEmbedActivities } from './embed.ts';
 import { createExtractActivities } from './extract.ts';
-import { createInstallActivities } from './install.ts';
+import { createInstallActivities, type InstallClusterInput, type InstallClusterResult } from './install.ts';
 import { createIntakeActivities } from './review-intake.ts';
 import { createPassActivities } from './passes.ts';
 import { createReconcileActivities } from './reconcile.ts';
 import { createReviewActivities } from './review.ts';
 import { createStackCheckActivities } from './stack-check.ts';
 
-/** Every activity the worker registers, built over injected dependencies. */
-export const createActivities = (dependencies: ActivityDependencies) => ({
-  ...createStackCheckActivities(dependencies),
-  ...createPassActivities(dependencies),
-  ...createExtractActivities(dependencies),
-  ...createEmbedActivities(dependencies),
-  ...createClusterActivities(dependencies),
-  ...createReconcileActivities(dependencies),
-  ...createDistillActivities(dependencies),
-  ...createInstallActivities(dependencies),
-  ...createIntakeActivities(dependencies),
-  ...createReviewActivities(dependencies),
+/**
+ * The install step's activity type in histories recorded before it was named for its step alone
+ * (INSTALL_STEP_NAMED_PATCH), kept for the executions that still call it: the reconcile step first
+ * (it returns the recorded decision, or decides a cluster distilled by a workflow started before
+ * reconcile ran ahead of distillation), then the install step.
+ */
+const legacyInstallActivity = (
+  reconcile: ReturnType<typeof createReconcileActivities>,
+  install: ReturnType<typeof createInstallActivities>,
+) => ({
+  async reconcileAndInstall(input: InstallClusterInput): Promise<InstallClusterResult> {
+    await reconcile.reconcileCluster(input);
+    return install.installCluster(input);
+  },
 });
+
+/** Every activity the worker registers, built over injected dependencies. */
+export const createActivities = (dependencies: ActivityDependencies) => {
+  const reconcile = createReconcileActivities(dependencies);
+  const install = createInstallActivities(dependencies);
+  return {
+    ...createStackCheckActivities(dependencies),
+    ...createPassActivities(dependencies),
+    ...createExtractActivities(dependencies),
+    ...createEmbedActivities(dependencies),
+    ...createClusterActivities(dependencies),
+    ...reconcile,
+    ...createDistillActivities(dependencies),
+    ...install,
+    ...legacyInstallActivity(reconcile, install),
+    ...createIntakeActivities(dependencies),
+    ...createReviewActivities(dependencies),
+  };
+};
 
 export type Activities = ReturnType<typeof createActivities>;

@@ -4,8 +4,7 @@ import { whileHeartbeating } from './heartbeat.ts';
 import { SkillNameNotUnique, SkillValidationError } from '../src/skills/validation-errors.ts';
 import { SkillRevisionConflict, SkillSourceImmutable } from '../src/skills/skill-errors.ts';
 import { markClusterSkipped } from '../src/synthesis/pass-repository.ts';
-import { ProvenanceUnverified, reconcileAndInstall, type InstallOutcome } from '../src/synthesis/install-cluster.ts';
-import { reconcileSettings } from './reconcile.ts';
+import { installCluster, ProvenanceUnverified, type InstallOutcome } from '../src/synthesis/install-cluster.ts';
 
 export interface InstallClusterInput {
   tenantId: string;
@@ -18,9 +17,9 @@ export type InstallClusterResult = InstallOutcome | { decision: 'skipped'; reaso
 /** Store-level refusals skip the cluster with the reason; they are not worth a retry. */
 const refusals = [SkillValidationError, SkillNameNotUnique, SkillSourceImmutable, SkillRevisionConflict, ProvenanceUnverified];
 
-/** RECONCILE + INSTALL in one transaction per cluster, idempotent on (pass, cluster). */
+/** INSTALL of what reconcile decided, in one transaction per cluster, idempotent on (pass, cluster). */
 export const createInstallActivities = ({ pool, tenantConfig, skills, embedder }: ActivityDependencies) => ({
-  async reconcileAndInstall(input: InstallClusterInput): Promise<InstallClusterResult> {
+  async installCluster(input: InstallClusterInput): Promise<InstallClusterResult> {
     return failFast(async () => {
       try {
         const config = await tenantConfig(input.tenantId);
@@ -29,9 +28,9 @@ export const createInstallActivities = ({ pool, tenantConfig, skills, embedder }
           skills,
           embedder: await embedder(input.tenantId),
           defaultLicense: config.skillLicense,
-          reconcile: reconcileSettings({ config }),
+          goalModel: config.embedding.model,
         };
-        return await whileHeartbeating(() => reconcileAndInstall(dependencies, input));
+        return await whileHeartbeating(() => installCluster(dependencies, input));
       } catch (error) {
         if (!refusals.some((refusal) => error instanceof refusal)) throw error;
         const reason = `install refused: ${(error as Error).name}: ${(error as Error).message}`;

@@ -32,8 +32,9 @@ const clusterActivities = (heartbeatTimeoutSeconds: number) => {
       nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
     },
   });
-  // One short transaction (plus one embedding of when_to_use).
-  const { reconcileAndInstall } = proxyActivities<Activities>({
+  // One short transaction (plus one embedding of when_to_use). `reconcileAndInstall` is its name in
+  // histories recorded before INSTALL_STEP_NAMED_PATCH.
+  const { installCluster, reconcileAndInstall } = proxyActivities<Activities>({
     summary: 'install the decided revision and count its runs',
     startToCloseTimeout: '2 minutes',
     heartbeatTimeout,
@@ -44,7 +45,7 @@ const clusterActivities = (heartbeatTimeoutSeconds: number) => {
       nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
     },
   });
-  return { reconcileCluster, distillCluster, reconcileAndInstall };
+  return { reconcileCluster, distillCluster, installCluster, reconcileAndInstall };
 };
 
 export interface SynthesizeClusterInput {
@@ -66,9 +67,12 @@ export const LLM_UNAVAILABLE_TYPES = ['LlmUnavailable', 'LlmNotConfigured', 'Llm
  */
 export const RECONCILE_FIRST_PATCH = 'reconcile-by-procedure-before-distill';
 
+/** Histories recorded before it called the install step `reconcileAndInstall`; new executions call it `installCluster`. */
+export const INSTALL_STEP_NAMED_PATCH = 'install-step-named-install-cluster';
+
 /** One qualifying cluster of a pass: reconcile → distill → install; a NOOP is never distilled. */
 export async function synthesizeCluster(input: SynthesizeClusterInput): Promise<SynthesizeClusterResult> {
-  const { reconcileCluster, distillCluster, reconcileAndInstall } = clusterActivities(
+  const { reconcileCluster, distillCluster, installCluster, reconcileAndInstall } = clusterActivities(
     input.heartbeatTimeoutSeconds ?? DEFAULT_HEARTBEAT_TIMEOUT_SECONDS,
   );
   const { tenantId, passId, clusterKey } = input;
@@ -89,5 +93,6 @@ export async function synthesizeCluster(input: SynthesizeClusterInput): Promise<
     throw error;
   }
   if (distilled.status === 'skipped') return { decision: 'skipped', reason: distilled.reason };
-  return await reconcileAndInstall({ tenantId, passId, clusterKey });
+  const install = patched(INSTALL_STEP_NAMED_PATCH) ? installCluster : reconcileAndInstall;
+  return await install({ tenantId, passId, clusterKey });
 }

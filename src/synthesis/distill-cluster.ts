@@ -5,7 +5,7 @@ import type { Distiller } from './distiller.ts';
 import { loadEvidenceRuns } from './evidence-runs.ts';
 import { DistillOutputMalformed } from './learned-skill.ts';
 import { getPassCluster, markClusterDistilled, markClusterSkipped } from './pass-repository.ts';
-import { countedRunsOf, freshRunsFor, trackRecordAfter } from './reconcile-cluster.ts';
+import { countedRunsOf, freshRunsFor, trackRecordAfter } from './cluster-track-record.ts';
 
 export type DistillOutcome = { status: 'distilled'; name: string } | { status: 'skipped'; reason: string };
 

@@ -21,7 +21,7 @@ import { SKILL_MANIFEST_PATH } from '../skills/skill-package.ts';
 import type { SkillRepository } from '../store/skill-repository.ts';
 import { getPassCluster, markClusterInstalled } from './pass-repository.ts';
 import type { PassCluster } from './pass-cluster.ts';
-import { countedRunsOf, reconcileCluster, type ReconcileClusterDependencies } from './reconcile-cluster.ts';
+import { countedRunsOf } from './cluster-track-record.ts';
 import { withIdentity } from './skill-naming.ts';
 import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
@@ -33,7 +33,8 @@ export interface InstallDependencies {
   skills: SkillRepository;
   embedder: Embedder;
   defaultLicense: string;
-  reconcile: Omit<ReconcileClusterDependencies, 'db'>;
+  /** The embedding model whose goal vectors the pass clustered (the runs are counted with it). */
+  goalModel: string;
 }
 
 export interface InstallOutcome {
@@ -83,22 +84,19 @@ async function recordedTarget(deps: InstallDependencies, tenantId: string, clust
 }
 
 /**
- * RECONCILE + INSTALL for one distilled cluster, idempotent on (pass, cluster): the revision,
- * its archive, the procedure row and the cluster's "installed" mark are written in one
- * transaction, so a retried or replayed install writes nothing twice and skips no revision.
+ * INSTALL of one reconciled, distilled cluster, as reconcile decided it, idempotent on (pass,
+ * cluster): the revision, its archive, the procedure row and the cluster's "installed" mark are
+ * written in one transaction, so a retried or replayed install writes nothing twice and skips no
+ * revision.
  */
-export async function reconcileAndInstall(
+export async function installCluster(
   deps: InstallDependencies,
   input: { tenantId: string; passId: string; clusterKey: string },
 ): Promise<InstallOutcome> {
   const { tenantId, passId, clusterKey } = input;
-  let cluster = await getPassCluster(deps.pool, tenantId, passId, clusterKey);
+  const cluster = await getPassCluster(deps.pool, tenantId, passId, clusterKey);
   if (cluster.status === 'installed') return recordedOutcome(cluster);
-  if (!cluster.decision) {
-    // Workflows started before reconcile ran ahead of distillation decide here.
-    await reconcileCluster({ db: deps.pool, ...deps.reconcile }, input);
-    cluster = await getPassCluster(deps.pool, tenantId, passId, clusterKey);
-  }
+  if (!cluster.decision) throw new Error(`cluster ${clusterKey} of pass ${passId} was not reconciled before its install`);
   if (cluster.decision === 'noop') return recordedOutcome(cluster);
   if (cluster.status !== 'distilled' || !cluster.candidate) {
     throw new Error(`cluster ${clusterKey} of pass ${passId} has no distilled candidate (status ${cluster.status})`);
@@ -118,7 +116,7 @@ export async function reconcileAndInstall(
   if (missing.length > 0) throw new ProvenanceUnverified(`provenance names runs that do not exist: ${missing.slice(0, 5).join(', ')}`);
 
   const parsed = parseSkillDocument(cluster.candidate, { defaultLicense: deps.defaultLicense });
-  const decision = cluster.decision!;
+  const decision = cluster.decision;
   const target = decision === 'update' || decision === 'supersede' ? await recordedTarget(deps, tenantId, cluster) : undefined;
   let manifest = parsed.manifest;
   if (decision === 'update') {
@@ -171,7 +169,7 @@ export async function reconcileAndInstall(
           procedureId = (await insertProcedure(client, tenantId, { ...content, successCount: 0, attemptCount: 0, fromSessions: [] })).id;
           if (decision === 'supersede') await markSuperseded(client, tenantId, target!.id, procedureId);
         }
-        await countProcedureRuns(client, tenantId, procedureId, passId, counted, deps.reconcile.goalModel);
+        await countProcedureRuns(client, tenantId, procedureId, passId, counted, deps.goalModel);
         await storeLearnedGoalVectors(client, tenantId, procedureId, deps.embedder.modelId);
         outcome = {
           decision,

@@ -1,15 +1,14 @@
 import { meanGoalEmbedding } from '../embedding/goal-embedding-repository.ts';
 import {
-  findCountedRuns,
   findLiveLearners,
   findProcedureById,
   findRecordedOptionalTools,
   listProceduresWithGoalCentroids,
 } from '../procedures/procedure-repository.ts';
-import type { ConsensusStep, CountedRun, Procedure } from '../procedures/procedure.ts';
-import { findUnsuccessfulRunIds } from '../runs/run-repository.ts';
+import type { ConsensusStep, Procedure } from '../procedures/procedure.ts';
 import type { Queryable } from '../store/database.ts';
 import { buildClusterEvidence } from './cluster-evidence.ts';
+import { countedRunsOf, freshRunsFor } from './cluster-track-record.ts';
 import { loadEvidenceRuns } from './evidence-runs.ts';
 import type { PassCluster } from './pass-cluster.ts';
 import { getPassCluster, listPassClusters, markClusterReconciled } from './pass-repository.ts';
@@ -18,10 +17,11 @@ import {
   matchProcedure,
   observedOptionalTools,
   settleAlreadyLearned,
+  reconcileThresholds,
   type ReconcileDecision,
   type ReconcileThresholds,
-  type TrackRecord,
 } from './reconcile.ts';
+import type { SynthesisSettings } from './synthesis-settings.ts';
 
 /**
  * RECONCILE for one qualifying cluster of a pass, before anything is distilled: the cluster's
@@ -40,35 +40,25 @@ export interface ReconcileClusterDependencies {
   minOccurrences: number;
 }
 
+/** The reconcile step's settings for a tenant: its goal model and the synthesis thresholds (used by the reconcile and install steps). */
+export function reconcileSettings(
+  goalModel: string,
+  synthesis: Pick<SynthesisSettings, 'similarityTau' | 'minSteps' | 'minOccurrences'>,
+): Omit<ReconcileClusterDependencies, 'db'> {
+  return {
+    goalModel,
+    thresholds: reconcileThresholds(synthesis),
+    minSteps: synthesis.minSteps,
+    minOccurrences: synthesis.minOccurrences,
+  };
+}
+
 export interface ReconcileClusterOutcome {
   decision: 'add' | 'update' | 'noop' | 'supersede' | 'skipped';
   /** The matched procedure's name (UPDATE, NOOP, SUPERSEDE's weaker one); null for ADD. */
   skillName: string | null;
   revision: number | null;
   reason: string;
-}
-
-/** The runs qualification counted for the cluster: its successful sequences and its failed or cancelled runs. */
-export async function countedRunsOf(db: Queryable, tenantId: string, cluster: PassCluster): Promise<CountedRun[]> {
-  const failed = await findUnsuccessfulRunIds(db, tenantId, cluster.runIds);
-  return [...cluster.successfulRunIds.map((runId) => ({ runId, success: true })), ...failed.map((runId) => ({ runId, success: false }))];
-}
-
-/** The counted runs `target` has not counted yet (each run counts once, however many passes see it). */
-export async function freshRunsFor(db: Queryable, tenantId: string, target: Procedure, counted: CountedRun[]): Promise<CountedRun[]> {
-  const known = await findCountedRuns(
-    db,
-    tenantId,
-    target.id,
-    counted.map((run) => run.runId),
-  );
-  return counted.filter((run) => !known.has(run.runId));
-}
-
-/** The record a skill will read once this cluster is installed: the target's plus the runs it had not counted, or the cluster's own. */
-export function trackRecordAfter(target: Procedure | undefined, fresh: CountedRun[]): TrackRecord {
-  const successes = fresh.filter((run) => run.success).length;
-  return { successCount: (target?.successCount ?? 0) + successes, attemptCount: (target?.attemptCount ?? 0) + fresh.length };
 }
 
 /** For each run a live procedure counts as a success: those procedures. */

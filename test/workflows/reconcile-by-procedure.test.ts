@@ -1,4 +1,6 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createActivities } from '../../activities/index.ts';
 import { listCountedRuns, listProcedures, markSuperseded, setProcedureEnabled } from '../../src/procedures/procedure-repository.ts';
 import type { Procedure } from '../../src/procedures/procedure.ts';
 import type { RunReport } from '../../src/runs/run-report.ts';
@@ -357,5 +359,54 @@ describe('reconcile by procedure, a true track record, no silent cap', () => {
     const shown = await runSkillsmith(['skills', 'show', first!.name, '--tenant', tenantId], env);
     expect(shown.stdout).toContain(`superseded by ${second!.name}`);
     expect(shown.stdout).toMatch(/track record: \d+\/\d+ runs succeeded/);
+  });
+
+  it('the install step under its older activity type decides a cluster distilled before reconcile ran, then installs it', async () => {
+    // Workflows started before RECONCILE_FIRST_PATCH distilled first, and before INSTALL_STEP_NAMED_PATCH called
+    // the install step `reconcileAndInstall`: the worker still serves that type for them.
+    const tenantId = 'legacy-install';
+    await ingest(
+      database,
+      taskRuns(
+        'legacy',
+        ['Rent a car in Lisbon for Friday', 'Rent a car in Porto for Friday', 'Rent a car in Faro for Friday'],
+        CAR_RENTAL,
+        {
+          tenantId,
+        },
+      ),
+      tenantId,
+    );
+    const activities = createActivities(harness.services);
+    const environment = new MockActivityEnvironment();
+    const passId = `synthesis/${tenantId}/legacy`;
+    await environment.run(activities.beginPass, { tenantId, passId, workflowRunId: 'legacy-run', full: true });
+    const extracted = await environment.run(activities.extractRuns, { tenantId, since: null });
+    await environment.run(activities.embedGoals, { tenantId });
+    const clustered = await environment.run(activities.clusterPassGoals, {
+      tenantId,
+      passId,
+      since: extracted.since,
+      until: extracted.until,
+      full: true,
+    });
+    expect(clustered.clusterKeys).toHaveLength(1);
+    const cluster = { tenantId, passId, clusterKey: clustered.clusterKeys[0]! };
+    expect(await environment.run(activities.distillCluster, cluster)).toMatchObject({ status: 'distilled' });
+
+    await expect(environment.run(activities.installCluster, cluster)).rejects.toThrow(/was not reconciled before its install/);
+    expect(await listProcedures(database.pool, tenantId)).toEqual([]);
+
+    const installed = await environment.run(activities.reconcileAndInstall, cluster);
+    expect(installed).toMatchObject({ decision: 'add', revision: 1 });
+    const [procedure] = await listProcedures(database.pool, tenantId);
+    expect(procedure).toMatchObject({
+      successCount: 3,
+      attemptCount: 3,
+      toolSequence: CAR_RENTAL.map((tool) => expect.objectContaining({ tool })),
+    });
+    // A retried activity writes nothing twice.
+    expect(await environment.run(activities.reconcileAndInstall, cluster)).toEqual(installed);
+    expect(await listProcedures(database.pool, tenantId)).toHaveLength(1);
   });
 });

@@ -3,10 +3,11 @@ import { describe, inject, it } from 'vitest';
 import { loadHistory } from '../support/histories.ts';
 
 // Histories recorded from real passes (SKILLSMITH_RECORD_HISTORIES=1 npx vitest run
-// test/workflows/synthesis-pass.test.ts -t auto-synthesis records the *-reconcile-first pair). A
+// test/workflows/synthesis-pass.test.ts -t auto-synthesis records the *-install-cluster pair). A
 // workflow edit that changes the commands a recorded history expects fails here: version it with
-// patched() instead. The unsuffixed pair was recorded before reconcile ran ahead of distillation
-// (RECONCILE_FIRST_PATCH) and is kept: workflows started then must still replay.
+// patched() instead. The older pairs are kept, since workflows started then must still replay: the
+// unsuffixed pair was recorded before reconcile ran ahead of distillation (RECONCILE_FIRST_PATCH),
+// the *-reconcile-first pair before the install step was named installCluster (INSTALL_STEP_NAMED_PATCH).
 // The intake's: `run-intake` from test/workflows/intake-review.test.ts (-t "records a signalled run
 // once"), `run-intake-stored` and `run-intake-bounded` from test/workflows/intake-lossless.test.ts;
 // `run-intake-count-batches` was recorded the same way before LOSSLESS_INTAKE_PATCH (count-only
@@ -19,6 +20,8 @@ describe('recorded histories replay against the current workflow code', () => {
     'synthesize-cluster',
     'synthesis-pass-reconcile-first',
     'synthesize-cluster-reconcile-first',
+    'synthesis-pass-install-cluster',
+    'synthesize-cluster-install-cluster',
     'run-intake-count-batches',
     'run-intake',
     'run-intake-stored',
