@@ -6,7 +6,6 @@ import { loadClusterSummaries } from '../src/synthesis/cluster-portrait.ts';
 import { carryPendingClusters, listPassClusters, recordPassClusters, selectClustersToProcess } from '../src/synthesis/pass-repository.ts';
 import { reconcileSettings, settleUnchangedClusters } from '../src/synthesis/reconcile-cluster.ts';
 import type { ActivityDependencies } from './dependencies.ts';
-import { failFast } from './failures.ts';
 
 export interface ClusterGoalsInput {
   tenantId: string;
@@ -101,22 +100,20 @@ function summarise(result: ClusterPassResult): ClusterGoalsResult {
  */
 export const createClusterActivities = ({ pool, tenantConfig }: ClusterActivityDependencies) => {
   const cluster = (input: ClusterGoalsInput, config: Config) =>
-    failFast(() =>
-      clusterRunGoals(pool, input.tenantId, {
-        modelId: config.embedding.model,
-        synthesis: config.synthesis,
-        window: {
-          since: input.since ? new Date(input.since) : null,
-          until: input.until ? new Date(input.until) : null,
-        },
-        onStage: (stage) => heartbeat({ stage }),
-      }),
-    );
+    clusterRunGoals(pool, input.tenantId, {
+      modelId: config.embedding.model,
+      synthesis: config.synthesis,
+      window: {
+        since: input.since ? new Date(input.since) : null,
+        until: input.until ? new Date(input.until) : null,
+      },
+      onStage: (stage) => heartbeat({ stage }),
+    });
 
   return {
     /** Clusters and summarises; writes nothing (the `skillsmith clusters` dry run's activity twin). */
     async clusterGoals(input: ClusterGoalsInput): Promise<ClusterGoalsResult> {
-      return summarise(await cluster(input, await failFast(() => tenantConfig(input.tenantId))));
+      return summarise(await cluster(input, await tenantConfig(input.tenantId)));
     },
 
     /**
@@ -125,7 +122,7 @@ export const createClusterActivities = ({ pool, tenantConfig }: ClusterActivityD
      * keys to process within the budget.
      */
     async clusterPassGoals(input: ClusterPassGoalsInput): Promise<ClusterPassGoalsResult> {
-      const config = await failFast(() => tenantConfig(input.tenantId));
+      const config = await tenantConfig(input.tenantId);
       const result = await cluster(input, config);
       await recordPassClusters(
         pool,

@@ -1,5 +1,4 @@
 import type { ActivityDependencies } from './dependencies.ts';
-import { failFast } from './failures.ts';
 import { whileHeartbeating } from './heartbeat.ts';
 import { distillCluster, type DistillOutcome } from '../src/synthesis/distill-cluster.ts';
 
@@ -16,8 +15,6 @@ export interface DistillClusterInput {
  */
 export const createDistillActivities = ({ pool, config, distiller }: ActivityDependencies) => ({
   async distillCluster(input: DistillClusterInput): Promise<DistillOutcome> {
-    return failFast(async () =>
-      whileHeartbeating((signal) => distillCluster(pool, distiller(), { ...input, minSteps: config.synthesis.minSteps }, signal)),
-    );
+    return whileHeartbeating((signal) => distillCluster(pool, distiller(), { ...input, minSteps: config.synthesis.minSteps }, signal));
   },
 });

@@ -1,7 +1,6 @@
 import { Context, heartbeat } from '@temporalio/activity';
 import { embedMissingGoals, type EmbedGoalsResult } from '../src/embedding/embed-goals.ts';
 import type { ActivityDependencies } from './dependencies.ts';
-import { failFast } from './failures.ts';
 import { whileHeartbeating } from './heartbeat.ts';
 
 export interface EmbedGoalsInput {
@@ -20,19 +19,17 @@ export type EmbedActivityDependencies = Pick<ActivityDependencies, 'pool' | 'con
  */
 export const createEmbedActivities = ({ pool, config, embedder }: EmbedActivityDependencies) => ({
   async embedGoals(input: EmbedGoalsInput): Promise<EmbedGoalsResult> {
-    return failFast(async () => {
-      const context = Context.current();
-      // The tenant's model (src/app/tenant-config.ts), loaded on a worker's first embed: seconds
-      // without progress to report, heartbeating meanwhile so that a short heartbeat timeout holds.
-      const tenantEmbedder = await whileHeartbeating(() => embedder(input.tenantId));
-      return embedMissingGoals(pool, tenantEmbedder, input.tenantId, {
-        runIds: input.runIds,
-        // Several embedder batches per page; one page must stay well inside the heartbeat
-        // timeout (the test model embeds ~400-600 goals/s on 2 cores).
-        pageSize: Math.max(config.embedding.batchSize, 256),
-        signal: context.cancellationSignal,
-        onProgress: (progress) => heartbeat(progress),
-      });
+    const context = Context.current();
+    // The tenant's model (src/app/tenant-config.ts), loaded on a worker's first embed: seconds
+    // without progress to report, heartbeating meanwhile so that a short heartbeat timeout holds.
+    const tenantEmbedder = await whileHeartbeating(() => embedder(input.tenantId));
+    return embedMissingGoals(pool, tenantEmbedder, input.tenantId, {
+      runIds: input.runIds,
+      // Several embedder batches per page; one page must stay well inside the heartbeat
+      // timeout (the test model embeds ~400-600 goals/s on 2 cores).
+      pageSize: Math.max(config.embedding.batchSize, 256),
+      signal: context.cancellationSignal,
+      onProgress: (progress) => heartbeat(progress),
     });
   },
 });

@@ -17,3 +17,12 @@ export async function failFast<T>(body: () => Promise<T>): Promise<T> {
     throw error;
   }
 }
+
+type Activity = (...args: never[]) => Promise<unknown>;
+
+/** Every activity behind failFast: applied once, where the worker's activities are created. */
+export function failingFast<T extends Record<string, Activity>>(activities: T): T {
+  return Object.fromEntries(
+    Object.entries(activities).map(([name, activity]) => [name, (...args: never[]) => failFast(() => activity(...args))]),
+  ) as T;
+}

@@ -1,4 +1,5 @@
 import type { ActivityDependencies } from './dependencies.ts';
+import { failingFast } from './failures.ts';
 import { createClusterActivities } from './cluster.ts';
 import { createDistillActivities } from './distill.ts';
 import { createEmbedActivities } from './embed.ts';
@@ -26,11 +27,14 @@ const legacyInstallActivity = (
   },
 });
 
-/** Every activity the worker registers, built over injected dependencies. */
+/**
+ * Every activity the worker registers, built over injected dependencies; an error whose class says it
+ * must not be retried fails its activity at once, typed with its code (failFast).
+ */
 export const createActivities = (dependencies: ActivityDependencies) => {
   const reconcile = createReconcileActivities(dependencies);
   const install = createInstallActivities(dependencies);
-  return {
+  return failingFast({
     ...createStackCheckActivities(dependencies),
     ...createPassActivities(dependencies),
     ...createExtractActivities(dependencies),
@@ -42,7 +46,7 @@ export const createActivities = (dependencies: ActivityDependencies) => {
     ...legacyInstallActivity(reconcile, install),
     ...createIntakeActivities(dependencies),
     ...createReviewActivities(dependencies),
-  };
+  });
 };
 
 export type Activities = ReturnType<typeof createActivities>;

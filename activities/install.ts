@@ -1,5 +1,4 @@
 import type { ActivityDependencies } from './dependencies.ts';
-import { failFast } from './failures.ts';
 import { whileHeartbeating } from './heartbeat.ts';
 import { SkillNameNotUnique, SkillValidationError } from '../src/skills/validation-errors.ts';
 import { SkillRevisionConflict, SkillSourceImmutable } from '../src/skills/skill-errors.ts';
@@ -20,23 +19,21 @@ const refusals = [SkillValidationError, SkillNameNotUnique, SkillSourceImmutable
 /** INSTALL of what reconcile decided, in one transaction per cluster, idempotent on (pass, cluster). */
 export const createInstallActivities = ({ pool, tenantConfig, skills, embedder }: ActivityDependencies) => ({
   async installCluster(input: InstallClusterInput): Promise<InstallClusterResult> {
-    return failFast(async () => {
-      try {
-        const config = await tenantConfig(input.tenantId);
-        const dependencies = {
-          pool,
-          skills,
-          embedder: await embedder(input.tenantId),
-          defaultLicense: config.skillLicense,
-          goalModel: config.embedding.model,
-        };
-        return await whileHeartbeating(() => installCluster(dependencies, input));
-      } catch (error) {
-        if (!refusals.some((refusal) => error instanceof refusal)) throw error;
-        const reason = `install refused: ${(error as Error).name}: ${(error as Error).message}`;
-        await markClusterSkipped(pool, input.tenantId, input.passId, input.clusterKey, reason);
-        return { decision: 'skipped', reason };
-      }
-    });
+    try {
+      const config = await tenantConfig(input.tenantId);
+      const dependencies = {
+        pool,
+        skills,
+        embedder: await embedder(input.tenantId),
+        defaultLicense: config.skillLicense,
+        goalModel: config.embedding.model,
+      };
+      return await whileHeartbeating(() => installCluster(dependencies, input));
+    } catch (error) {
+      if (!refusals.some((refusal) => error instanceof refusal)) throw error;
+      const reason = `install refused: ${(error as Error).name}: ${(error as Error).message}`;
+      await markClusterSkipped(pool, input.tenantId, input.passId, input.clusterKey, reason);
+      return { decision: 'skipped', reason };
+    }
   },
 });

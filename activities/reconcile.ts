@@ -1,5 +1,4 @@
 import type { ActivityDependencies } from './dependencies.ts';
-import { failFast } from './failures.ts';
 import { whileHeartbeating } from './heartbeat.ts';
 import { reconcileCluster, reconcileSettings, type ReconcileClusterOutcome } from '../src/synthesis/reconcile-cluster.ts';
 
@@ -12,9 +11,7 @@ export interface ReconcileClusterInput {
 /** RECONCILE, before distillation: the decision is recorded on the cluster; a NOOP ends the cluster here. */
 export const createReconcileActivities = ({ pool, tenantConfig }: ActivityDependencies) => ({
   async reconcileCluster(input: ReconcileClusterInput): Promise<ReconcileClusterOutcome> {
-    return failFast(async () => {
-      const config = await tenantConfig(input.tenantId);
-      return whileHeartbeating(() => reconcileCluster({ db: pool, ...reconcileSettings(config.embedding.model, config.synthesis) }, input));
-    });
+    const config = await tenantConfig(input.tenantId);
+    return whileHeartbeating(() => reconcileCluster({ db: pool, ...reconcileSettings(config.embedding.model, config.synthesis) }, input));
   },
 });

@@ -1,5 +1,4 @@
 import type { ActivityDependencies } from './dependencies.ts';
-import { failFast } from './failures.ts';
 import { whileHeartbeating } from './heartbeat.ts';
 import {
   beginReviewRecord,
@@ -71,32 +70,28 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
     },
 
     async updateTrackRecord(input: ReviewInput): Promise<TrackRecordUpdate> {
-      return failFast(async () =>
-        updateTrackRecord(
-          { pool, recall: dependencies.recall, synthesis: (await dependencies.tenantConfig(input.tenantId)).synthesis, logger },
-          input.tenantId,
-          await loadRun(input),
-        ),
+      return updateTrackRecord(
+        { pool, recall: dependencies.recall, synthesis: (await dependencies.tenantConfig(input.tenantId)).synthesis, logger },
+        input.tenantId,
+        await loadRun(input),
       );
     },
 
     async reviewWithLlm(input: ReviewInput & { reviewRunId: string }): Promise<ReviewOutcome> {
-      return failFast(async () => {
-        const run = await loadRun(input);
-        const chat = dependencies.reviewer();
-        const recalled = await dependencies.recall(input.tenantId, { goal: run.goal, topK: 5 }).catch(() => []);
-        const agentSkills = (await skills.listActive(input.tenantId, 200)).filter((skill) => skill.source === 'agent');
-        const first = new Set(recalled.map((match) => match.name));
-        const candidates: SkillRevision[] = [
-          ...agentSkills.filter((skill) => first.has(skill.name)),
-          ...agentSkills.filter((skill) => !first.has(skill.name)),
-        ].slice(0, CANDIDATE_LIMIT);
-        const toolbox = createReviewToolbox(
-          { pool, skills, skillManage: dependencies.skillManage },
-          { tenantId: input.tenantId, run, reviewRunId: input.reviewRunId },
-        );
-        return whileHeartbeating((signal) => reviewWithLlm(chat, toolbox, { run, reviewRunId: input.reviewRunId, candidates, signal }));
-      });
+      const run = await loadRun(input);
+      const chat = dependencies.reviewer();
+      const recalled = await dependencies.recall(input.tenantId, { goal: run.goal, topK: 5 }).catch(() => []);
+      const agentSkills = (await skills.listActive(input.tenantId, 200)).filter((skill) => skill.source === 'agent');
+      const first = new Set(recalled.map((match) => match.name));
+      const candidates: SkillRevision[] = [
+        ...agentSkills.filter((skill) => first.has(skill.name)),
+        ...agentSkills.filter((skill) => !first.has(skill.name)),
+      ].slice(0, CANDIDATE_LIMIT);
+      const toolbox = createReviewToolbox(
+        { pool, skills, skillManage: dependencies.skillManage },
+        { tenantId: input.tenantId, run, reviewRunId: input.reviewRunId },
+      );
+      return whileHeartbeating((signal) => reviewWithLlm(chat, toolbox, { run, reviewRunId: input.reviewRunId, candidates, signal }));
     },
 
     async finishReview(input: ReviewInput & { decision: string; detail: Record<string, unknown> }): Promise<void> {
@@ -135,23 +130,25 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
         const runs = await findRunOutlines(pool, tenantId, input.runIds);
         // Recalled without recording use (a review is not a use); the goals are embedded together,
         // each only when no pass or earlier review has (the tenant's goal text cache).
-        const updates = await failFast(async () => {
-          // The tenant's model and its recall threshold and τ (src/app/tenant-config.ts).
-          const tenant = await dependencies.tenantConfig(tenantId);
-          // In the background: the API answering POST /v1/runs in this process waits for one short
-          // single-threaded batch at most, not for the review's whole embedding (bench/README.md "Run intake").
-          const recallMany = async (id: string, goals: string[]) =>
-            recallSkills(
-              {
-                pool,
-                embedder: withGoalTextCache(pool, await dependencies.embedder(id, { background: true }), id),
-                threshold: tenant.recall.threshold,
-              },
-              id,
-              goals,
-            );
-          return updateTrackRecords({ pool, recall: dependencies.recall, recallMany, synthesis: tenant.synthesis, logger }, tenantId, runs);
-        });
+        // The tenant's model and its recall threshold and τ (src/app/tenant-config.ts).
+        const tenant = await dependencies.tenantConfig(tenantId);
+        // In the background: the API answering POST /v1/runs in this process waits for one short
+        // single-threaded batch at most, not for the review's whole embedding (bench/README.md "Run intake").
+        const recallMany = async (id: string, goals: string[]) =>
+          recallSkills(
+            {
+              pool,
+              embedder: withGoalTextCache(pool, await dependencies.embedder(id, { background: true }), id),
+              threshold: tenant.recall.threshold,
+            },
+            id,
+            goals,
+          );
+        const updates = await updateTrackRecords(
+          { pool, recall: dependencies.recall, recallMany, synthesis: tenant.synthesis, logger },
+          tenantId,
+          runs,
+        );
         const byRun = new Map(runs.map((run, index) => [run.runId, updates[index]!]));
         return input.runIds.map((runId) => {
           const update = byRun.get(runId);

@@ -1,12 +1,12 @@
 import { CancellationScope, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
-import { NON_RETRYABLE_ERROR_CODES } from '../src/contracts/non-retryable-error-codes.ts';
+import { retryPolicy } from './retry-policies.ts';
 
 // Bookkeeping and the track record: short database work (a lost worker is retried after 30 s).
 const { beginReview, updateTrackRecord, finishReview, recordReviewFailure } = proxyActivities<Activities>({
   summary: 'review record and track record',
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5, nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES] },
+  retry: retryPolicy({ initialIntervalSeconds: 1, maximumAttempts: 5 }),
 });
 
 /** The LLM reviewer: several turns, heartbeating; a misbehaving reviewer is not retried (runReviews uses it too). */
@@ -14,12 +14,7 @@ export const LLM_REVIEW_ACTIVITY_OPTIONS: ActivityOptions = {
   summary: 'LLM review of the finished run',
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '30 seconds',
-  retry: {
-    initialInterval: '2 seconds',
-    backoffCoefficient: 2,
-    maximumAttempts: 3,
-    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
-  },
+  retry: retryPolicy({ initialIntervalSeconds: 2, maximumAttempts: 3 }),
 };
 const { reviewWithLlm } = proxyActivities<Activities>(LLM_REVIEW_ACTIVITY_OPTIONS);
 

@@ -2,7 +2,7 @@ import { CancellationScope, isCancellation, proxyActivities, workflowInfo } from
 import type { Activities } from '../activities/index.ts';
 import type { ReviewOutcomeOfRun } from '../activities/review.ts';
 import type { TrackRecordUpdate } from '../src/contracts/review-contract.ts';
-import { NON_RETRYABLE_ERROR_CODES } from '../src/contracts/non-retryable-error-codes.ts';
+import { retryPolicy } from './retry-policies.ts';
 import { describeFailure, LLM_REVIEW_ACTIVITY_OPTIONS, REVIEW_DEADLINE } from './run-review.ts';
 
 // Bookkeeping and the track record of a whole batch: database work and one recall per distinct goal.
@@ -11,7 +11,7 @@ const { beginReviews, updateTrackRecords, finishReviews, finishReview, recordRev
   summary: 'review records and track records of a batch',
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 5, nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES] },
+  retry: retryPolicy({ initialIntervalSeconds: 1, maximumAttempts: 5 }),
 });
 
 // The LLM reviewer, one run at a time, as for a single run's review.

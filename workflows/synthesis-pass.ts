@@ -18,7 +18,7 @@ import {
   type SynthesisPassInput,
 } from '../src/contracts/pass-contract.ts';
 import { synthesizeCluster } from './synthesize-cluster.ts';
-import { NON_RETRYABLE_ERROR_CODES } from '../src/contracts/non-retryable-error-codes.ts';
+import { retryPolicy } from './retry-policies.ts';
 import { describeFailure } from '../src/contracts/failure-cause.ts';
 import { PASS_STATUS_ATTRIBUTE, PASS_TENANT_ATTRIBUTE } from '../src/contracts/search-attributes.ts';
 
@@ -42,24 +42,14 @@ const embedActivities = (heartbeatTimeoutSeconds: number) =>
     summary: 'embed goals without a cached embedding',
     startToCloseTimeout: '4 hours',
     heartbeatTimeout: heartbeatTimeoutSeconds * 1000,
-    retry: {
-      initialInterval: '5 seconds',
-      backoffCoefficient: 2,
-      maximumAttempts: 3,
-      nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
-    },
+    retry: retryPolicy({ initialIntervalSeconds: 5, maximumAttempts: 3 }),
   });
 
 const { clusterPassGoals } = proxyActivities<Activities>({
   summary: 'cluster goals at cosine ≥ τ and qualify clusters',
   startToCloseTimeout: '1 hour',
   heartbeatTimeout: '5 minutes',
-  retry: {
-    initialInterval: '5 seconds',
-    backoffCoefficient: 2,
-    maximumAttempts: 3,
-    nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
-  },
+  retry: retryPolicy({ initialIntervalSeconds: 5, maximumAttempts: 3 }),
 });
 
 export const passProgressQuery = defineQuery<PassProgress>(PASS_PROGRESS_QUERY);

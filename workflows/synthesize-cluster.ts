@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.ts';
 import type { InstallClusterResult } from '../activities/install.ts';
-import { NON_RETRYABLE_ERROR_CODES } from '../src/contracts/non-retryable-error-codes.ts';
+import { retryPolicy } from './retry-policies.ts';
 import { DEFAULT_HEARTBEAT_TIMEOUT_SECONDS } from '../src/contracts/pass-contract.ts';
 
 /** The cluster's activities, each heartbeating: a lost worker costs the heartbeat timeout, not the start-to-close timeout. */
@@ -12,12 +12,7 @@ const clusterActivities = (heartbeatTimeoutSeconds: number) => {
     summary: 'reconcile by procedure: ADD, UPDATE, NOOP or SUPERSEDE',
     startToCloseTimeout: '2 minutes',
     heartbeatTimeout,
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumAttempts: 5,
-      nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
-    },
+    retry: retryPolicy({ initialIntervalSeconds: 1, maximumAttempts: 5 }),
   });
   // The LLM call: one attempt may take long (heartbeats show the worker is alive); an unreachable
   // model is retried briefly, then stops the pass.
@@ -25,12 +20,7 @@ const clusterActivities = (heartbeatTimeoutSeconds: number) => {
     summary: 'distil the cluster into a SKILL.md candidate',
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout,
-    retry: {
-      initialInterval: '2 seconds',
-      backoffCoefficient: 2,
-      maximumAttempts: 3,
-      nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
-    },
+    retry: retryPolicy({ initialIntervalSeconds: 2, maximumAttempts: 3 }),
   });
   // One short transaction (plus one embedding of when_to_use). `reconcileAndInstall` is its name in
   // histories recorded before INSTALL_STEP_NAMED_PATCH.
@@ -38,12 +28,7 @@ const clusterActivities = (heartbeatTimeoutSeconds: number) => {
     summary: 'install the decided revision and count its runs',
     startToCloseTimeout: '2 minutes',
     heartbeatTimeout,
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumAttempts: 5,
-      nonRetryableErrorTypes: [...NON_RETRYABLE_ERROR_CODES],
-    },
+    retry: retryPolicy({ initialIntervalSeconds: 1, maximumAttempts: 5 }),
   });
   return { reconcileCluster, distillCluster, installCluster, reconcileAndInstall };
 };

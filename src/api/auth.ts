@@ -59,10 +59,8 @@ export class Unauthorized extends SkillsmithError {
 export class ScopeMissing extends SkillsmithError {
   static override readonly code = 'ScopeMissing';
   static override readonly httpStatus = 403;
-  readonly scope: string;
-  constructor(scope: string) {
+  constructor(readonly scope: string) {
     super(`this token lacks the scope ${JSON.stringify(scope)}`);
-    this.scope = scope;
   }
 }
 

@@ -14,12 +14,12 @@ export const SKILL_WRITE_SCOPE = 'skill.write';
 export class SkillAuthoringDenied extends SkillsmithError {
   static override readonly code = 'SkillAuthoringDenied';
   static override readonly httpStatus = 403;
-  readonly reason: AuthoringDenialReason;
-  readonly detail: Record<string, unknown>;
-  constructor(reason: AuthoringDenialReason, message: string, detail: Record<string, unknown> = {}) {
+  constructor(
+    readonly reason: AuthoringDenialReason,
+    message: string,
+    readonly detail: Record<string, unknown> = {},
+  ) {
     super(`skill_manage denied (${reason}): ${message}`);
-    this.reason = reason;
-    this.detail = detail;
   }
 }
 
@@ -35,27 +35,26 @@ export class SkillAuthoringDisabled extends SkillsmithError {
 export class SkillManageInvocationReused extends SkillsmithError {
   static override readonly code = 'SkillManageInvocationReused';
   static override readonly httpStatus = 409;
-  readonly invocationId: string;
-  readonly recordedArgumentSha256: string;
-  readonly argumentSha256: string;
-  constructor(invocationId: string, recordedArgumentSha256: string, argumentSha256: string) {
+  constructor(
+    readonly invocationId: string,
+    readonly recordedArgumentSha256: string,
+    readonly argumentSha256: string,
+  ) {
     super(
       `invocation ${JSON.stringify(invocationId)} was already used with other arguments ` +
         `(sha256 ${recordedArgumentSha256.slice(0, 12)}…, now ${argumentSha256.slice(0, 12)}…); nothing written`,
     );
-    this.invocationId = invocationId;
-    this.recordedArgumentSha256 = recordedArgumentSha256;
-    this.argumentSha256 = argumentSha256;
   }
 }
 
 export class SkillManageRequestInvalid extends SkillsmithError {
   static override readonly code = 'SkillManageRequestInvalid';
   static override readonly httpStatus = 400;
-  readonly path: string;
-  constructor(path: string, reason: string) {
+  constructor(
+    readonly path: string,
+    reason: string,
+  ) {
     super(`invalid skill_manage request at ${path || '(root)'}: ${reason}`);
-    this.path = path;
   }
 }
 
@@ -70,10 +69,11 @@ export class ApprovalNotFound extends SkillsmithError {
 export class ApprovalNotPending extends SkillsmithError {
   static override readonly code = 'ApprovalNotPending';
   static override readonly httpStatus = 409;
-  readonly status: string;
-  constructor(id: string, status: string) {
+  constructor(
+    id: string,
+    readonly status: string,
+  ) {
     super(`approval ${id} is ${status}, not pending; nothing changed`);
-    this.status = status;
   }
 }
 

@@ -21,6 +21,13 @@ export function dot(a: Float32Array | Float64Array, b: Float32Array | Float64Arr
   return s0 + s1 + (s2 + s3);
 }
 
+/** The cosine of any two vectors (e.g. goal centroids, which are not unit); 0 when either is zero. */
+export function cosine(a: Float32Array, b: Float32Array): number {
+  const normA = dot(a, a);
+  const normB = dot(b, b);
+  return normA === 0 || normB === 0 ? 0 : dot(a, b) / Math.sqrt(normA * normB);
+}
+
 /** The cosine distance of two unit vectors, exactly as the clustering uses it. */
 export function cosineDistance(a: Float32Array, b: Float32Array): number {
   return 1 - dot(a, b);

@@ -23,6 +23,59 @@ export function mergedDistance(linkage: Linkage, sizeKeep: number, toKeep: numbe
   return (sizeKeep / (sizeKeep + sizeGone)) * toKeep + (sizeGone / (sizeKeep + sizeGone)) * toGone;
 }
 
+/** The clusters a chain walks over, by name (a cluster is named by its smallest member), dense or sparse. */
+export interface ChainClusters {
+  /**
+   * The nearest active cluster to `cluster` within the cut, else -1; on a tie `previous` (the
+   * chain's element before it, -1 for none) wins, so the chain ends, then the smallest name.
+   */
+  nearestWithinCut(cluster: number, previous: number): number;
+  /** Merges `gone` into `keep` (keep < gone; `gone` is no longer active): the distances of the union to every other cluster. */
+  merge(keep: number, gone: number): void;
+  /** `cluster` has no active cluster within the cut: by reducibility it never merges again. */
+  finish(cluster: number): void;
+}
+
+/**
+ * The nearest-neighbour chain over clusters `0 … active.length − 1`, each active one starting as
+ * its own member: grows a chain of nearest neighbours, merges the first reciprocal pair it meets,
+ * and finishes a chain root with nothing within the cut, until no cluster is active. Both chains
+ * (the dense matrix below, the sparse pairs of sparse-nearest-neighbour-chain.ts) walk it.
+ */
+export function walkNearestNeighbourChain(active: Uint8Array, clusters: ChainClusters): void {
+  const m = active.length;
+  const chain = new Int32Array(m);
+  let chainLength = 0;
+  let nextStart = 0;
+  for (;;) {
+    if (chainLength === 0) {
+      while (nextStart < m && !active[nextStart]) nextStart++;
+      if (nextStart === m) return;
+      chain[chainLength++] = nextStart;
+    }
+    const a = chain[chainLength - 1]!;
+    const previous = chainLength >= 2 ? chain[chainLength - 2]! : -1;
+    const nearest = clusters.nearestWithinCut(a, previous);
+    if (nearest === -1) {
+      // Only the chain's root can get here: every later element has its predecessor within the cut.
+      active[a] = 0;
+      clusters.finish(a);
+      chainLength--;
+      continue;
+    }
+    if (nearest !== previous) {
+      chain[chainLength++] = nearest;
+      continue;
+    }
+    // a and nearest are reciprocal nearest neighbours: merge them into the smaller name.
+    chainLength -= 2;
+    const keep = Math.min(a, nearest);
+    const gone = Math.max(a, nearest);
+    active[gone] = 0;
+    clusters.merge(keep, gone);
+  }
+}
+
 /**
  * Partitions members `0 … m−1` at `cutHeight` under `linkage`, given their pairwise distance.
  * Returns groups of member indices (ascending), ordered by first member.
@@ -47,59 +100,36 @@ export function nearestNeighbourChainCut(
   const active = new Uint8Array(m).fill(1);
   const size = new Int32Array(m).fill(1);
   const members: number[][] = Array.from({ length: m }, (_, index) => [index]);
-  const chain = new Int32Array(m);
-  let chainLength = 0;
-  let nextStart = 0;
   const finished: number[][] = [];
-
-  for (;;) {
-    if (chainLength === 0) {
-      while (nextStart < m && !active[nextStart]) nextStart++;
-      if (nextStart === m) break;
-      chain[chainLength++] = nextStart;
-    }
-    const a = chain[chainLength - 1]!;
-    // Nearest active neighbour of a; on a tie the previous chain element wins, so the chain ends.
-    let nearest = -1;
-    let best = Infinity;
-    if (chainLength >= 2) {
-      nearest = chain[chainLength - 2]!;
-      best = matrix[at(a, nearest)]!;
-    }
-    for (let k = 0; k < m; k++) {
-      if (k === a || !active[k]) continue;
-      const value = matrix[at(a, k)]!;
-      if (value < best) {
-        best = value;
-        nearest = k;
+  walkNearestNeighbourChain(active, {
+    nearestWithinCut(a, previous) {
+      let nearest = previous;
+      let best = previous === -1 ? Infinity : matrix[at(a, previous)]!;
+      for (let k = 0; k < m; k++) {
+        if (k === a || !active[k]) continue;
+        const value = matrix[at(a, k)]!;
+        if (value < best) {
+          best = value;
+          nearest = k;
+        }
       }
-    }
-    if (nearest === -1 || best > cutHeight) {
-      // Only the chain's root can get here: every later element has its predecessor within h.
-      active[a] = 0;
+      return best > cutHeight ? -1 : nearest;
+    },
+    merge(keep, gone) {
+      const sizeKeep = size[keep]!;
+      const sizeGone = size[gone]!;
+      for (let k = 0; k < m; k++) {
+        if (!active[k] || k === keep) continue;
+        matrix[at(k, keep)] = mergedDistance(linkage, sizeKeep, matrix[at(k, keep)]!, sizeGone, matrix[at(k, gone)]!);
+      }
+      size[keep] = sizeKeep + sizeGone;
+      const kept = members[keep]!;
+      for (const member of members[gone]!) kept.push(member);
+      members[gone] = [];
+    },
+    finish(a) {
       finished.push(members[a]!);
-      chainLength--;
-      continue;
-    }
-    if (chainLength < 2 || nearest !== chain[chainLength - 2]) {
-      chain[chainLength++] = nearest;
-      continue;
-    }
-    // a and nearest are reciprocal nearest neighbours: merge them into `keep`.
-    chainLength -= 2;
-    const keep = Math.min(a, nearest);
-    const gone = Math.max(a, nearest);
-    const sizeKeep = size[keep]!;
-    const sizeGone = size[gone]!;
-    active[gone] = 0;
-    for (let k = 0; k < m; k++) {
-      if (!active[k] || k === keep) continue;
-      matrix[at(k, keep)] = mergedDistance(linkage, sizeKeep, matrix[at(k, keep)]!, sizeGone, matrix[at(k, gone)]!);
-    }
-    size[keep] = sizeKeep + sizeGone;
-    const kept = members[keep]!;
-    for (const member of members[gone]!) kept.push(member);
-    members[gone] = [];
-  }
+    },
+  });
   return finished.map((group) => group.sort((x, y) => x - y)).sort((x, y) => x[0]! - y[0]!);
 }

@@ -5,14 +5,15 @@ import { SkillsmithError } from '../errors/skillsmith-error.ts';
 export class AgentSpecNotFound extends SkillsmithError {
   static override readonly code = 'AgentSpecNotFound';
   static override readonly httpStatus = 404;
-  readonly agentId: string;
-  constructor(agentId: string, version?: number) {
+  constructor(
+    readonly agentId: string,
+    version?: number,
+  ) {
     super(
       version === undefined
         ? `agent ${JSON.stringify(agentId)} has no agent spec; write one with \`skillsmith agents set\``
         : `agent ${JSON.stringify(agentId)} has no agent spec version ${version}`,
     );
-    this.agentId = agentId;
   }
 }
 
@@ -20,30 +21,27 @@ export class AgentSpecNotFound extends SkillsmithError {
 export class SkillRefsUnresolved extends SkillsmithError {
   static override readonly code = 'SkillRefsUnresolved';
   static override readonly httpStatus = 422;
-  readonly refs: { ref: string; reason: string }[];
-  constructor(refs: { ref: string; reason: string }[]) {
+  constructor(readonly refs: { ref: string; reason: string }[]) {
     super(`unknown skill refs: ${refs.map((entry) => `${JSON.stringify(entry.ref)} (${entry.reason})`).join(', ')}`);
-    this.refs = refs;
   }
 }
 
 export class DuplicateSkillName extends SkillsmithError {
   static override readonly code = 'DuplicateSkillName';
   static override readonly httpStatus = 422;
-  readonly skillName: string;
-  constructor(skillName: string, where: string) {
+  constructor(
+    readonly skillName: string,
+    where: string,
+  ) {
     super(`skill name ${JSON.stringify(skillName)} appears more than once in ${where}`);
-    this.skillName = skillName;
   }
 }
 
 export class SessionNotFound extends SkillsmithError {
   static override readonly code = 'SessionNotFound';
   static override readonly httpStatus = 404;
-  readonly sessionId: string;
-  constructor(sessionId: string) {
+  constructor(readonly sessionId: string) {
     super(`session ${JSON.stringify(sessionId)} not found`);
-    this.sessionId = sessionId;
   }
 }
 
@@ -52,16 +50,15 @@ export class SkillNotInCatalog extends SkillsmithError {
   static override readonly code = 'SkillNotInCatalog';
   // The documented status of an unknown skill: the session has no such skill to load.
   static override readonly httpStatus = 404;
-  readonly skillName: string;
-  readonly catalog: string[];
-  constructor(skillName: string, catalog: string[]) {
+  constructor(
+    readonly skillName: string,
+    readonly catalog: string[],
+  ) {
     super(
       `skill ${JSON.stringify(skillName)} is not in this session's catalog; the catalog holds: ${
         catalog.length === 0 ? '(nothing)' : catalog.join(', ')
       }`,
     );
-    this.skillName = skillName;
-    this.catalog = catalog;
   }
 }
 
@@ -69,34 +66,31 @@ export class SkillNotInCatalog extends SkillsmithError {
 export class SkillBodyCapReached extends SkillsmithError {
   static override readonly code = 'SkillBodyCapReached';
   static override readonly httpStatus = 409;
-  readonly loaded: string[];
-  constructor(loaded: string[], limit: number) {
+  constructor(
+    readonly loaded: string[],
+    limit: number,
+  ) {
     super(`at most ${limit} skill bodies may be loaded; already loaded: ${loaded.join(', ')}; unload one first`);
-    this.loaded = loaded;
   }
 }
 
 export class SkillBodyBudgetExceeded extends SkillsmithError {
   static override readonly code = 'SkillBodyBudgetExceeded';
   static override readonly httpStatus = 409;
-  readonly requestedTokens: number;
-  readonly loadedTokens: number;
-  readonly limit: number;
-  constructor(requestedTokens: number, loadedTokens: number, limit: number) {
+  constructor(
+    readonly requestedTokens: number,
+    readonly loadedTokens: number,
+    readonly limit: number,
+  ) {
     super(`loading ${requestedTokens} tokens on top of ${loadedTokens} loaded would exceed the ${limit}-token skill body allowance`);
-    this.requestedTokens = requestedTokens;
-    this.loadedTokens = loadedTokens;
-    this.limit = limit;
   }
 }
 
 export class SkillMemberNotText extends SkillsmithError {
   static override readonly code = 'SkillMemberNotText';
   static override readonly httpStatus = 422;
-  readonly path: string;
-  constructor(memberPath: string) {
-    super(`package member ${JSON.stringify(memberPath)} is not UTF-8 text`);
-    this.path = memberPath;
+  constructor(readonly path: string) {
+    super(`package member ${JSON.stringify(path)} is not UTF-8 text`);
   }
 }
 
@@ -113,16 +107,15 @@ export class McpSkillHasNoPackage extends SkillsmithError {
 export class McpPromptChanged extends SkillsmithError {
   static override readonly code = 'McpPromptChanged';
   static override readonly httpStatus = 409;
-  readonly pin: { name: string; revision: number; contentSha256: string };
-  readonly actualSha256: string | null;
-  constructor(pin: { name: string; revision: number; contentSha256: string }, actualSha256: string | null) {
+  constructor(
+    readonly pin: { name: string; revision: number; contentSha256: string },
+    readonly actualSha256: string | null,
+  ) {
     super(
       actualSha256 === null
         ? `MCP skill pin ${pin.name}@0 was not supplied to the replay`
         : `MCP skill pin ${pin.name}@0 expects content_sha256 ${pin.contentSha256}, the prompt now hashes to ${actualSha256}`,
     );
-    this.pin = pin;
-    this.actualSha256 = actualSha256;
   }
 }
 

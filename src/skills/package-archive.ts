@@ -26,10 +26,8 @@ const MAX_TAR_BYTES = PACKAGE_BYTE_LIMIT + (PACKAGE_FILE_LIMIT + 8) * 3 * 512 + 
 export class SkillMemberNotFound extends SkillsmithError {
   static override readonly code = 'SkillMemberNotFound';
   static override readonly httpStatus = 404;
-  readonly path: string;
-  constructor(memberPath: string) {
-    super(`package has no member ${JSON.stringify(memberPath)}`);
-    this.path = memberPath;
+  constructor(readonly path: string) {
+    super(`package has no member ${JSON.stringify(path)}`);
   }
 }
 

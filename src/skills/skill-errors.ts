@@ -5,60 +5,54 @@ import { SkillsmithError } from '../errors/skillsmith-error.ts';
 export class SkillNotFound extends SkillsmithError {
   static override readonly code = 'SkillNotFound';
   static override readonly httpStatus = 404;
-  readonly ref: string;
-  constructor(ref: string, reason = 'no such skill or revision') {
+  constructor(
+    readonly ref: string,
+    reason = 'no such skill or revision',
+  ) {
     super(`skill ${JSON.stringify(ref)} not found: ${reason}`);
-    this.ref = ref;
   }
 }
 
 export class SkillRevisionConflict extends SkillsmithError {
   static override readonly code = 'SkillRevisionConflict';
   static override readonly httpStatus = 409;
-  readonly skillName: string;
-  readonly expectedRevision: number;
-  readonly currentRevision: number;
-  constructor(skillName: string, expectedRevision: number, currentRevision: number) {
+  constructor(
+    readonly skillName: string,
+    readonly expectedRevision: number,
+    readonly currentRevision: number,
+  ) {
     super(`skill ${JSON.stringify(skillName)} is at revision ${currentRevision}, expected revision ${expectedRevision}; nothing written`);
-    this.skillName = skillName;
-    this.expectedRevision = expectedRevision;
-    this.currentRevision = currentRevision;
   }
 }
 
 export class SkillPinMismatch extends SkillsmithError {
   static override readonly code = 'SkillPinMismatch';
   static override readonly httpStatus = 409;
-  readonly pin: SkillPin;
-  readonly actualSha256: string;
-  constructor(pin: SkillPin, actualSha256: string) {
+  constructor(
+    readonly pin: SkillPin,
+    readonly actualSha256: string,
+  ) {
     super(`skill pin ${pin.name}@${pin.revision} expects content_sha256 ${pin.contentSha256}, stored archive hashes to ${actualSha256}`);
-    this.pin = pin;
-    this.actualSha256 = actualSha256;
   }
 }
 
 export class SkillSourceRefused extends SkillsmithError {
   static override readonly code = 'SkillSourceRefused';
   static override readonly httpStatus = 409;
-  readonly source: string;
-  constructor(source: string) {
+  constructor(readonly source: string) {
     super(`skills with source ${source} are read-only and are never written to the store`);
-    this.source = source;
   }
 }
 
 export class SkillSourceImmutable extends SkillsmithError {
   static override readonly code = 'SkillSourceImmutable';
   static override readonly httpStatus = 409;
-  readonly skillName: string;
-  readonly existingSource: string;
-  readonly requestedSource: string;
-  constructor(skillName: string, existingSource: string, requestedSource: string) {
+  constructor(
+    readonly skillName: string,
+    readonly existingSource: string,
+    readonly requestedSource: string,
+  ) {
     super(`skill ${JSON.stringify(skillName)} has source ${existingSource}; an install under source ${requestedSource} is refused`);
-    this.skillName = skillName;
-    this.existingSource = existingSource;
-    this.requestedSource = requestedSource;
   }
 }
 

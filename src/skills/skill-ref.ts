@@ -23,10 +23,8 @@ export type SkillPin = z.infer<typeof skillPinSchema>;
 export class SkillRefInvalid extends SkillsmithError {
   static override readonly code = 'SkillRefInvalid';
   static override readonly httpStatus = 400;
-  readonly ref: string;
-  constructor(ref: string) {
+  constructor(readonly ref: string) {
     super(`skill reference ${JSON.stringify(ref)} is not <name> or <name>@<revision>`);
-    this.ref = ref;
   }
 }
 

@@ -72,12 +72,7 @@ function quote(value: string): string {
 export class SkillManifestInvalid extends SkillValidationError {
   static override readonly code = 'SkillManifestInvalid';
   constructor(field: string, reason: string, measured: MeasuredValue = reason) {
-    super(`SKILL.md front matter is invalid at ${field}: ${reason}`, {
-      rule: 'manifest.shape',
-      field,
-      measured,
-      limit: null,
-    });
+    super(`SKILL.md front matter is invalid at ${field}: ${reason}`, { rule: 'manifest.shape', field, measured, limit: null });
   }
 }
 
@@ -137,12 +132,7 @@ export class SkillDescriptionInvalid extends SkillValidationError {
       hasLineBreak
         ? `description contains a line break (${length} characters); it must be one line of 1 to 500 characters`
         : `description is ${length} characters, limit 1 to 500`,
-      {
-        rule: hasLineBreak ? 'description.single_line' : 'description.length',
-        field: 'description',
-        measured: length,
-        limit: 500,
-      },
+      { rule: hasLineBreak ? 'description.single_line' : 'description.length', field: 'description', measured: length, limit: 500 },
     );
   }
 }
@@ -168,24 +158,14 @@ export class SkillRequiredToolsInvalid extends SkillValidationError {
 export class SkillBodyEmpty extends SkillValidationError {
   static override readonly code = 'SkillBodyEmpty';
   constructor() {
-    super('body is 0 tokens after front matter, limit 1 to 3000', {
-      rule: 'body.tokens',
-      field: 'body',
-      measured: 0,
-      limit: 3000,
-    });
+    super('body is 0 tokens after front matter, limit 1 to 3000', { rule: 'body.tokens', field: 'body', measured: 0, limit: 3000 });
   }
 }
 
 export class SkillBodyTooLong extends SkillValidationError {
   static override readonly code = 'SkillBodyTooLong';
   constructor(tokens: number) {
-    super(`body is ${tokens} tokens after front matter, limit 3000`, {
-      rule: 'body.tokens',
-      field: 'body',
-      measured: tokens,
-      limit: 3000,
-    });
+    super(`body is ${tokens} tokens after front matter, limit 3000`, { rule: 'body.tokens', field: 'body', measured: tokens, limit: 3000 });
   }
 }
 
@@ -204,12 +184,7 @@ export class SkillMetadataTooLong extends SkillValidationError {
 export class SkillPackageTooManyFiles extends SkillValidationError {
   static override readonly code = 'SkillPackageTooManyFiles';
   constructor(fileCount: number) {
-    super(`package has ${fileCount} files, limit 64`, {
-      rule: 'package.file_count',
-      field: 'package',
-      measured: fileCount,
-      limit: 64,
-    });
+    super(`package has ${fileCount} files, limit 64`, { rule: 'package.file_count', field: 'package', measured: fileCount, limit: 64 });
   }
 }
 
@@ -265,12 +240,7 @@ export class SkillPackageMissingManifest extends SkillValidationError {
 export class SkillPackageUnreadable extends SkillValidationError {
   static override readonly code = 'SkillPackageUnreadable';
   constructor(reason: string) {
-    super(`package archive cannot be read: ${reason}`, {
-      rule: 'package.archive',
-      field: 'package',
-      measured: reason,
-      limit: null,
-    });
+    super(`package archive cannot be read: ${reason}`, { rule: 'package.archive', field: 'package', measured: reason, limit: null });
   }
 }
 
@@ -278,12 +248,7 @@ export class SkillPackageUnreadable extends SkillValidationError {
 export class SkillTextUnstorable extends SkillValidationError {
   static override readonly code = 'SkillTextUnstorable';
   constructor(memberPath: string, reason: string) {
-    super(`package member ${quote(memberPath)} ${reason}`, {
-      rule: 'text.storable',
-      field: memberPath,
-      measured: reason,
-      limit: null,
-    });
+    super(`package member ${quote(memberPath)} ${reason}`, { rule: 'text.storable', field: memberPath, measured: reason, limit: null });
   }
 }
 

@@ -9,10 +9,8 @@ import { SkillsmithError } from '../errors/skillsmith-error.ts';
 export class SkillPackageMissing extends SkillsmithError {
   static override readonly code = 'SkillPackageMissing';
   static override readonly httpStatus = 409;
-  readonly key: string;
-  constructor(key: string) {
+  constructor(readonly key: string) {
     super(`skill package ${key} is missing from the store`);
-    this.key = key;
   }
 }
 

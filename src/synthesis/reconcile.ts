@@ -1,5 +1,6 @@
 import type { Procedure } from '../procedures/procedure.ts';
 import { toolsRepeatedDifferently } from '../clustering/repeated-tools.ts';
+import { cosine } from '../clustering/cosine.ts';
 import { toolSequenceSimilarity } from '../procedures/tool-sequence.ts';
 
 /**
@@ -88,18 +89,6 @@ export type ReconcileDecision =
   | { action: 'update'; target: Procedure; reason: string }
   | { action: 'noop'; target: Procedure; reason: string }
   | { action: 'supersede'; weaker: Procedure; reason: string };
-
-export function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let normA = 0;
-  let normB = 0;
-  for (let index = 0; index < a.length; index++) {
-    dot += a[index]! * b[index]!;
-    normA += a[index]! * a[index]!;
-    normB += b[index]! * b[index]!;
-  }
-  return normA === 0 || normB === 0 ? 0 : dot / Math.sqrt(normA * normB);
-}
 
 /**
  * How close a cluster's goals are to a procedure's, relative to how close the procedure's goals are

@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import type { Procedure } from '../../src/procedures/procedure.ts';
 import { toolsRepeatedDifferently } from '../../src/clustering/repeated-tools.ts';
 import { toolSequenceSimilarity } from '../../src/procedures/tool-sequence.ts';
+import { cosine } from '../../src/clustering/cosine.ts';
 import {
-  cosine,
   decide,
   goalAffinity,
   matchProcedure,

@@ -1,5 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ClusterPassGoalsResult } from '../../activities/cluster.ts';
+import type { ExtractRunsResult } from '../../activities/extract.ts';
 import { createActivities } from '../../activities/index.ts';
 import { listCountedRuns, listProcedures, markSuperseded, setProcedureEnabled } from '../../src/procedures/procedure-repository.ts';
 import type { Procedure } from '../../src/procedures/procedure.ts';
@@ -381,9 +383,9 @@ describe('reconcile by procedure, a true track record, no silent cap', () => {
     const environment = new MockActivityEnvironment();
     const passId = `synthesis/${tenantId}/legacy`;
     await environment.run(activities.beginPass, { tenantId, passId, workflowRunId: 'legacy-run', full: true });
-    const extracted = await environment.run(activities.extractRuns, { tenantId, since: null });
+    const extracted: ExtractRunsResult = await environment.run(activities.extractRuns, { tenantId, since: null });
     await environment.run(activities.embedGoals, { tenantId });
-    const clustered = await environment.run(activities.clusterPassGoals, {
+    const clustered: ClusterPassGoalsResult = await environment.run(activities.clusterPassGoals, {
       tenantId,
       passId,
       since: extracted.since,
