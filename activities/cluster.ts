@@ -2,9 +2,7 @@ import { heartbeat } from '@temporalio/activity';
 import type { Config } from '../src/app/config.ts';
 import { clusterRunGoals, type ClusterPassResult } from '../src/clustering/cluster-pass.ts';
 import { clusterValue, type DisqualificationCode } from '../src/clustering/qualification.ts';
-import { loadClusterSummaries } from '../src/synthesis/cluster-portrait.ts';
-import { carryPendingClusters, listPassClusters, recordPassClusters, selectClustersToProcess } from '../src/synthesis/pass-repository.ts';
-import { reconcileSettings, settleUnchangedClusters } from '../src/synthesis/reconcile-cluster.ts';
+import { carryPendingClusters, recordPassClusters } from '../src/synthesis/pass-repository.ts';
 import type { ActivityDependencies } from './dependencies.ts';
 
 export interface ClusterGoalsInput {
@@ -43,6 +41,15 @@ export interface ClusterPassGoalsInput extends ClusterGoalsInput {
   full?: boolean;
 }
 
+export interface ClusterPassRunsResult {
+  clusterCount: number;
+  /** Qualifying clusters this pass found (not counting carried ones). */
+  qualifyingCount: number;
+  /** Pending clusters of earlier passes this pass took over. */
+  carriedCount: number;
+}
+
+/** clusterPassRuns, the reconcile step's settling and selectPassClusters in one: the cluster step of histories before SETTLE_IN_RECONCILE_PATCH. */
 export interface ClusterPassGoalsResult {
   clusterCount: number;
   /** Qualifying clusters this pass found (not counting carried ones). */
@@ -117,11 +124,10 @@ export const createClusterActivities = ({ pool, tenantConfig }: ClusterActivityD
     },
 
     /**
-     * Clusters, records every cluster of the pass in pass_clusters (idempotent), takes over what
-     * earlier passes left pending, settles the NOOPs (they cost no distillation), and returns the
-     * keys to process within the budget.
+     * Clusters and records every cluster of the pass in pass_clusters (idempotent), and takes over
+     * what earlier passes left pending.
      */
-    async clusterPassGoals(input: ClusterPassGoalsInput): Promise<ClusterPassGoalsResult> {
+    async clusterPassRuns(input: ClusterPassGoalsInput): Promise<ClusterPassRunsResult> {
       const config = await tenantConfig(input.tenantId);
       const result = await cluster(input, config);
       await recordPassClusters(
@@ -142,23 +148,10 @@ export const createClusterActivities = ({ pool, tenantConfig }: ClusterActivityD
         })),
       );
       const carriedCount = input.full ? 0 : await carryPendingClusters(pool, input.tenantId, input.passId);
-      await settleUnchangedClusters({ db: pool, ...reconcileSettings(config.embedding.model, config.synthesis) }, input, () =>
-        heartbeat({ stage: 'settling' }),
-      );
-      const selected = await selectClustersToProcess(pool, input.tenantId, input.passId, config.synthesis.maxClustersPerPass);
-      const clusterSummaries = await loadClusterSummaries(
-        pool,
-        input.tenantId,
-        result.modelId,
-        await listPassClusters(pool, input.tenantId, input.passId, selected.clusterKeys),
-      );
       return {
         clusterCount: result.clusters.length,
         qualifyingCount: result.clusters.filter((goalCluster) => goalCluster.qualifies).length,
-        clusterKeys: selected.clusterKeys,
         carriedCount,
-        pendingCount: selected.waiting,
-        clusterSummaries,
       };
     },
   };

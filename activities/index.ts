@@ -1,6 +1,6 @@
 import type { ActivityDependencies } from './dependencies.ts';
 import { failingFast } from './failures.ts';
-import { createClusterActivities } from './cluster.ts';
+import { createClusterActivities, type ClusterPassGoalsInput, type ClusterPassGoalsResult } from './cluster.ts';
 import { createDistillActivities } from './distill.ts';
 import { createEmbedActivities } from './embed.ts';
 import { createExtractActivities } from './extract.ts';
@@ -28,18 +28,38 @@ const legacyInstallActivity = (
 });
 
 /**
+ * The cluster step's activity in histories recorded before SETTLE_IN_RECONCILE_PATCH, kept for the
+ * executions that still call it: clustering, the reconcile step's settling of unchanged clusters and
+ * the budget's selection, in one activity as it was.
+ */
+const legacyClusterActivity = (
+  cluster: ReturnType<typeof createClusterActivities>,
+  reconcile: ReturnType<typeof createReconcileActivities>,
+  passes: ReturnType<typeof createPassActivities>,
+) => ({
+  async clusterPassGoals(input: ClusterPassGoalsInput): Promise<ClusterPassGoalsResult> {
+    const clustered = await cluster.clusterPassRuns(input);
+    await reconcile.settleUnchangedClusters(input);
+    return { ...clustered, ...(await passes.selectPassClusters(input)) };
+  },
+});
+
+/**
  * Every activity the worker registers, built over injected dependencies; an error whose class says it
  * must not be retried fails its activity at once, typed with its code (failFast).
  */
 export const createActivities = (dependencies: ActivityDependencies) => {
+  const passes = createPassActivities(dependencies);
+  const cluster = createClusterActivities(dependencies);
   const reconcile = createReconcileActivities(dependencies);
   const install = createInstallActivities(dependencies);
   return failingFast({
     ...createStackCheckActivities(dependencies),
-    ...createPassActivities(dependencies),
+    ...passes,
     ...createExtractActivities(dependencies),
     ...createEmbedActivities(dependencies),
-    ...createClusterActivities(dependencies),
+    ...cluster,
+    ...legacyClusterActivity(cluster, reconcile, passes),
     ...reconcile,
     ...createDistillActivities(dependencies),
     ...install,

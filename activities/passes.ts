@@ -1,5 +1,13 @@
 import type { ActivityDependencies } from './dependencies.ts';
-import { beginPassRecord, finishPassRecord, lastCompletedPassStart, updatePassCounts } from '../src/synthesis/pass-repository.ts';
+import { loadClusterSummaries } from '../src/synthesis/cluster-portrait.ts';
+import {
+  beginPassRecord,
+  finishPassRecord,
+  lastCompletedPassStart,
+  listPassClusters,
+  selectClustersToProcess,
+  updatePassCounts,
+} from '../src/synthesis/pass-repository.ts';
 import { type PassCounts, type PassRecord, type PassStatus } from '../src/contracts/pass-record.ts';
 
 export interface BeginPassInput {
@@ -16,8 +24,22 @@ export interface BeginPassResult {
   distiller: 'llm' | 'extractive';
 }
 
+export interface SelectedPassClusters {
+  /** The clusters to process now, in order. */
+  clusterKeys: string[];
+  /** Qualifying clusters past the budget, left pending for the next pass. */
+  pendingCount: number;
+  /** Per key in `clusterKeys`: size, successes and typical goal, the cluster child's static summary in the UI. */
+  clusterSummaries: Record<string, string>;
+}
+
 /** The pass's record in Postgres: begun, counted, and ended with its outcome. */
-export const createPassActivities = ({ pool, config, logger }: ActivityDependencies) => ({
+export const createPassActivities = ({
+  pool,
+  config,
+  tenantConfig,
+  logger,
+}: Pick<ActivityDependencies, 'pool' | 'config' | 'tenantConfig' | 'logger'>) => ({
   async beginPass(input: BeginPassInput): Promise<BeginPassResult> {
     const since = input.full ? null : await lastCompletedPassStart(pool, input.tenantId);
     await beginPassRecord(pool, {
@@ -35,6 +57,23 @@ export const createPassActivities = ({ pool, config, logger }: ActivityDependenc
       );
     }
     return { disabled: !config.synthesis.enabled, since: since?.toISOString() ?? null, distiller: config.synthesis.distiller };
+  },
+
+  /**
+   * The clusters to process now, in order — taken over from earlier passes first, then by value —
+   * at most maxClustersPerPass; the rest stays pending in pass_clusters. With each, the summary its
+   * child workflow shows in the UI.
+   */
+  async selectPassClusters(input: { tenantId: string; passId: string }): Promise<SelectedPassClusters> {
+    const tenant = await tenantConfig(input.tenantId);
+    const selected = await selectClustersToProcess(pool, input.tenantId, input.passId, tenant.synthesis.maxClustersPerPass);
+    const clusterSummaries = await loadClusterSummaries(
+      pool,
+      input.tenantId,
+      tenant.embedding.model,
+      await listPassClusters(pool, input.tenantId, input.passId, selected.clusterKeys),
+    );
+    return { clusterKeys: selected.clusterKeys, pendingCount: selected.waiting, clusterSummaries };
   },
 
   async recordPassCounts(input: { tenantId: string; passId: string; counts: Partial<PassCounts> }): Promise<void> {

@@ -3,12 +3,14 @@ import {
   defineQuery,
   executeChild,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { ClusterPassGoalsResult } from '../activities/cluster.ts';
 import type { Activities } from '../activities/index.ts';
 import type { PassRecord } from '../src/contracts/pass-record.ts';
 import {
@@ -45,17 +47,40 @@ const embedActivities = (heartbeatTimeoutSeconds: number) =>
     retry: retryPolicy({ initialIntervalSeconds: 5, maximumAttempts: 3 }),
   });
 
-const { clusterPassGoals } = proxyActivities<Activities>({
-  summary: 'cluster goals at cosine ≥ τ and qualify clusters',
+// `clusterPassGoals` is the cluster step of histories recorded before SETTLE_IN_RECONCILE_PATCH (it
+// also settled the unchanged clusters and chose the ones within the budget).
+const { clusterPassRuns, clusterPassGoals } = proxyActivities<Activities>({
+  summary: 'cluster runs and qualify clusters',
   startToCloseTimeout: '1 hour',
   heartbeatTimeout: '5 minutes',
   retry: retryPolicy({ initialIntervalSeconds: 5, maximumAttempts: 3 }),
 });
 
+// Database work over the pass's clusters, heartbeating per cluster.
+const settleActivities = (heartbeatTimeoutSeconds: number) =>
+  proxyActivities<Activities>({
+    summary: 'reconcile: settle clusters that are unchanged procedures (NOOP)',
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: heartbeatTimeoutSeconds * 1000,
+    retry: retryPolicy({ initialIntervalSeconds: 5, maximumAttempts: 3 }),
+  });
+const { selectPassClusters } = proxyActivities<Activities>({
+  summary: 'choose the clusters within the budget, carried ones first',
+  startToCloseTimeout: '5 minutes',
+  retry: retryPolicy({ initialIntervalSeconds: 5, maximumAttempts: 3 }),
+});
+
+/**
+ * Histories recorded before it clustered, settled and selected in one `clusterPassGoals`; new
+ * executions cluster, then settle in the reconcile step, then select.
+ */
+export const SETTLE_IN_RECONCILE_PATCH = 'settle-unchanged-clusters-in-reconcile-step';
+
 export const passProgressQuery = defineQuery<PassProgress>(PASS_PROGRESS_QUERY);
 
 /**
- * One synthesis pass, id `synthesis/<tenant>/<iso-time>`: extract → embed → cluster → one child
+ * One synthesis pass, id `synthesis/<tenant>/<iso-time>`: extract → embed → cluster → reconcile
+ * settles the clusters that are unchanged procedures (NOOPs cost no budget) → one child
  * workflow per qualifying cluster (reconcile → distill → install), highest value first, the ones
  * earlier passes left pending before them, at most maxClustersPerPass: the rest stays pending
  * (counted in the record and the memo) and the next pass takes it first. Only ids and counts travel
@@ -67,6 +92,7 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
   const { tenantId } = input;
   const heartbeatTimeoutSeconds = input.heartbeatTimeoutSeconds ?? DEFAULT_HEARTBEAT_TIMEOUT_SECONDS;
   const { embedGoals } = embedActivities(heartbeatTimeoutSeconds);
+  const { settleUnchangedClusters } = settleActivities(heartbeatTimeoutSeconds);
   const progress: PassProgress = { stage: 'starting', counts: {}, clustersDone: 0, clustersTotal: 0, outcome: null };
   setHandler(passProgressQuery, () => progress);
   // Only where the client found them registered: upserting an unknown attribute fails the task.
@@ -102,13 +128,15 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
     await embedGoals({ tenantId });
 
     progress.stage = 'clustering';
-    const clustered = await clusterPassGoals({
-      tenantId,
-      passId,
-      since: extracted.since,
-      until: extracted.until,
-      full: input.full ?? false,
-    });
+    const clusterInput = { tenantId, passId, since: extracted.since, until: extracted.until, full: input.full ?? false };
+    let clustered: ClusterPassGoalsResult;
+    if (patched(SETTLE_IN_RECONCILE_PATCH)) {
+      const found = await clusterPassRuns(clusterInput);
+      await settleUnchangedClusters({ tenantId, passId });
+      clustered = { ...found, ...(await selectPassClusters({ tenantId, passId })) };
+    } else {
+      clustered = await clusterPassGoals(clusterInput);
+    }
     // What waits past the budget is in the memo from here on (histories before it had no such count).
     const waiting = clustered.pendingCount === undefined ? {} : { pending: clustered.pendingCount, carried: clustered.carriedCount ?? 0 };
     progress.counts = { ...progress.counts, clusters: clustered.clusterCount, qualifying: clustered.qualifyingCount, ...waiting };

@@ -1,6 +1,8 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClusterActivities, type ClusterGoalsResult, type ClusterPassGoalsResult } from '../../activities/cluster.ts';
+import { createClusterActivities, type ClusterGoalsResult, type ClusterPassRunsResult } from '../../activities/cluster.ts';
+import { createPassActivities, type SelectedPassClusters } from '../../activities/passes.ts';
+import { createLogger } from '../../src/logging/logger.ts';
 import { createEmbedActivities } from '../../activities/embed.ts';
 import { clusterRunGoals, GoalsNotEmbedded } from '../../src/clustering/cluster-pass.ts';
 import { loadConfig } from '../../src/app/config.ts';
@@ -306,7 +308,7 @@ describe('embed and cluster activities', () => {
     expect(JSON.stringify(result).length).toBeLessThan(10_000);
   });
 
-  it('clusterPassGoals records every cluster of the pass once and returns the qualifying keys in rank order', async () => {
+  it('clusterPassRuns records every cluster of the pass once, and selectPassClusters returns the qualifying keys in rank order', async () => {
     const passId = 'synthesis/acme/2026-11-29T00:00:00Z';
     await beginPassRecord(database.pool, {
       tenantId: 'acme',
@@ -316,15 +318,22 @@ describe('embed and cluster activities', () => {
       since: null,
       distiller: 'extractive',
     });
-    const { clusterPassGoals } = createClusterActivities({ pool: database.pool, tenantConfig: async () => config });
+    const { clusterPassRuns } = createClusterActivities({ pool: database.pool, tenantConfig: async () => config });
+    const { selectPassClusters } = createPassActivities({
+      pool: database.pool,
+      config,
+      tenantConfig: async () => config,
+      logger: createLogger('silent'),
+    });
     const environment = new MockActivityEnvironment();
-    const first: ClusterPassGoalsResult = await environment.run(clusterPassGoals, { tenantId: 'acme', passId });
-    const again: ClusterPassGoalsResult = await environment.run(clusterPassGoals, { tenantId: 'acme', passId });
+    const first: ClusterPassRunsResult = await environment.run(clusterPassRuns, { tenantId: 'acme', passId });
+    const again: ClusterPassRunsResult = await environment.run(clusterPassRuns, { tenantId: 'acme', passId });
     expect(again).toEqual(first);
     const stored = await listPassClusters(database.pool, 'acme', passId);
     expect(stored).toHaveLength(first.clusterCount);
     const qualifying = stored.filter((cluster) => cluster.qualifying).sort((a, b) => a.rank! - b.rank!);
-    expect(qualifying.map((cluster) => cluster.clusterKey)).toEqual(first.clusterKeys);
+    const selected: SelectedPassClusters = await environment.run(selectPassClusters, { tenantId: 'acme', passId });
+    expect(qualifying.map((cluster) => cluster.clusterKey)).toEqual(selected.clusterKeys);
     for (const cluster of stored) {
       expect(cluster.qualifying || cluster.reason !== null).toBe(true);
       expect(cluster.successfulRunIds.every((runId) => cluster.runIds.includes(runId))).toBe(true);

@@ -363,9 +363,10 @@ describe('reconcile by procedure, a true track record, no silent cap', () => {
     expect(shown.stdout).toMatch(/track record: \d+\/\d+ runs succeeded/);
   });
 
-  it('the install step under its older activity type decides a cluster distilled before reconcile ran, then installs it', async () => {
-    // Workflows started before RECONCILE_FIRST_PATCH distilled first, and before INSTALL_STEP_NAMED_PATCH called
-    // the install step `reconcileAndInstall`: the worker still serves that type for them.
+  it('the steps under their older activity types (clusterPassGoals, reconcileAndInstall) decide a cluster distilled before reconcile ran, then install it', async () => {
+    // Workflows started before RECONCILE_FIRST_PATCH distilled first, before SETTLE_IN_RECONCILE_PATCH clustered,
+    // settled and selected in `clusterPassGoals`, and before INSTALL_STEP_NAMED_PATCH called the install step
+    // `reconcileAndInstall`: the worker still serves those types for them.
     const tenantId = 'legacy-install';
     await ingest(
       database,

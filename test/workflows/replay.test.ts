@@ -3,11 +3,12 @@ import { describe, inject, it } from 'vitest';
 import { loadHistory } from '../support/histories.ts';
 
 // Histories recorded from real passes (SKILLSMITH_RECORD_HISTORIES=1 npx vitest run
-// test/workflows/synthesis-pass.test.ts -t auto-synthesis records the *-install-cluster pair). A
+// test/workflows/synthesis-pass.test.ts -t auto-synthesis records the *-steps-named pair). A
 // workflow edit that changes the commands a recorded history expects fails here: version it with
 // patched() instead. The older pairs are kept, since workflows started then must still replay: the
 // unsuffixed pair was recorded before reconcile ran ahead of distillation (RECONCILE_FIRST_PATCH),
-// the *-reconcile-first pair before the install step was named installCluster (INSTALL_STEP_NAMED_PATCH).
+// the *-reconcile-first pair before the cluster step left settling to the reconcile step
+// (SETTLE_IN_RECONCILE_PATCH) and the install step was named installCluster (INSTALL_STEP_NAMED_PATCH).
 // The intake's: `run-intake` from test/workflows/intake-review.test.ts (-t "records a signalled run
 // once"), `run-intake-stored` and `run-intake-bounded` from test/workflows/intake-lossless.test.ts;
 // `run-intake-count-batches` was recorded the same way before LOSSLESS_INTAKE_PATCH (count-only
@@ -20,8 +21,8 @@ describe('recorded histories replay against the current workflow code', () => {
     'synthesize-cluster',
     'synthesis-pass-reconcile-first',
     'synthesize-cluster-reconcile-first',
-    'synthesis-pass-install-cluster',
-    'synthesize-cluster-install-cluster',
+    'synthesis-pass-steps-named',
+    'synthesize-cluster-steps-named',
     'run-intake-count-batches',
     'run-intake',
     'run-intake-stored',

@@ -98,13 +98,22 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     if (process.env.SKILLSMITH_RECORD_HISTORIES) {
       // Refreshes the replay fixtures after an intended workflow change (test/workflows/replay.test.ts).
       const { recordHistory } = await import('../support/histories.ts');
-      await recordHistory('synthesis-pass-install-cluster', handle.workflowId, history);
+      await recordHistory('synthesis-pass-steps-named', handle.workflowId, history);
       const [cluster] = await listPassClusters(database.pool, tenantId, handle.workflowId);
       const childId = `${handle.workflowId}/cluster/${cluster!.clusterKey}`;
-      await recordHistory('synthesize-cluster-install-cluster', childId, await harness.client.workflow.getHandle(childId).fetchHistory());
+      await recordHistory('synthesize-cluster-steps-named', childId, await harness.client.workflow.getHandle(childId).fetchHistory());
     }
     const scheduled = (history.events ?? []).map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
-    expect(scheduled).toEqual(['beginPass', 'extractRuns', 'embedGoals', 'clusterPassGoals', 'recordPassCounts', 'finishPass']);
+    expect(scheduled).toEqual([
+      'beginPass',
+      'extractRuns',
+      'embedGoals',
+      'clusterPassRuns',
+      'settleUnchangedClusters',
+      'selectPassClusters',
+      'recordPassCounts',
+      'finishPass',
+    ]);
     const description = await handle.describe();
     expect(description.memo).toMatchObject({ tenantId, status: 'completed', added: 2, qualifying: 2, pending: 0 });
     // Filterable in the UI: the test dev server registers the pass search attributes, as `up` does.
