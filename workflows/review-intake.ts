@@ -99,10 +99,12 @@ function takeBatch(queue: QueuedReport[]): Pick<RecordRunsInput, 'reports' | 'ov
 }
 
 /**
- * The intake of one agent's finished runs (id `intake/<tenant>/<agent>`), fed by the
- * `runCompleted` signal (a whole report: recorded here through an idempotent activity) and the
- * `runStored` signal (a run the API already stored: only its review is left), and starts the
- * background review of a run at most once, as a child that outlives the intake.
+ * The review intake of one agent's finished runs (id `intake/<tenant>/<agent>`; the workflow type
+ * keeps its first name, `runIntake`, for the executions running under it): it feeds the background
+ * review, never synthesis, which reads the runs from the database. Fed by the `runCompleted` signal
+ * (a whole report: recorded here through an idempotent activity) and the `runStored`/`runsStored`
+ * signals (runs the API already stored: only their review is left), it starts the review of a run
+ * at most once, as a child that outlives the intake.
  */
 export async function runIntake(input: RunIntakeInput): Promise<{ recorded: number }> {
   const queue: QueuedReport[] = (input.pending ?? []).map(queued);
