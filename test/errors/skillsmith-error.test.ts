@@ -7,7 +7,7 @@ import { SkillNotFound } from '../../src/skills/skill-errors.ts';
 import { SkillValidationError } from '../../src/skills/validation-errors.ts';
 import { SkillsmithError } from '../../src/errors/skillsmith-error.ts';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function sourceFiles(directory: string): string[] {
   return readdirSync(join(root, directory), { recursive: true, encoding: 'utf8' })
