@@ -2,13 +2,10 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * The files that take longest, longest first: the whole suite at 1cbd2cc on 2 quiet cores
- * (durability 75 s, synthesis-cli 62 s, sessions 53 s, synthesis-pass 33 s, demo-cli 30 s,
- * stack 24 s, eval-cli 24 s, installed-package 20 s, intake-review, partition-equality,
- * reconcile-by-procedure and skills-cli 19–20 s, stack-check 17 s, the rest ≤ 13 s). With three
- * forks the suite ends when its last file does: a long file started last would run alone at the
- * end, so these start first (a fresh clone has no timing cache, and vitest would otherwise order
- * by file size).
+ * The files that take longest, longest first (as the whole suite last measured them; the figures
+ * are in bench/results/). With three forks the suite ends when its last file does: a long file
+ * started last would run alone at the end, so these start first (a fresh clone has no timing
+ * cache, and vitest would otherwise order by file size).
  */
 const SLOWEST_FILES = [
   'test/e2e/durability.test.ts',
@@ -46,16 +43,14 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
     // Two cores, but files wait on Temporal timers and child processes much of the time: three at
-    // once measured 415 s against 452 s for two (2026-12-01), the slowest test still far from its timeout;
-    // with the forks shared (below), four took 325 s against 304–308 s for three (2026-12-02).
+    // once finish sooner than two or four (bench/results/), the slowest test still far from its timeout.
     // The forks live for the whole run (minForks = maxForks): tinypool ends a fork that falls idle while
     // more forks than minForks exist, and with isolate off that ending raced a fork still loading its
     // next file — "Terminating worker thread", vitest exiting 1 before its summary, an orphaned fork.
     poolOptions: { forks: { maxForks: 3, minForks: 3 } },
     // Each fork runs file after file with its module graph kept: a file no longer pays for a process
     // and for importing vitest, Temporal's SDK, PGlite, onnxruntime and the token encoder again (a
-    // model, once loaded, stays loaded). vitest 435 → 346 s and the suite's CPU 839 → 645 s
-    // (2026-12-01, quiet). Safe because no test file changes process.env, mocks a module or installs
+    // model, once loaded, stays loaded). Safe because no test file changes process.env, mocks a module or installs
     // fake timers, and the process-wide state in src/ (the loaded models, the token counts, the
     // Temporal SDK runtime installed once by workers/worker.ts) is the same for every file.
     isolate: false,
