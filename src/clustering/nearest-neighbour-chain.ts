@@ -23,56 +23,69 @@ export function mergedDistance(linkage: Linkage, sizeKeep: number, toKeep: numbe
   return (sizeKeep / (sizeKeep + sizeGone)) * toKeep + (sizeGone / (sizeKeep + sizeGone)) * toGone;
 }
 
-/** The clusters a chain walks over, by name (a cluster is named by its smallest member), dense or sparse. */
-export interface ChainClusters {
-  /**
-   * The nearest active cluster to `cluster` within the cut, else -1; on a tie `previous` (the
-   * chain's element before it, -1 for none) wins, so the chain ends, then the smallest name.
-   */
-  nearestWithinCut(cluster: number, previous: number): number;
-  /** Merges `gone` into `keep` (keep < gone; `gone` is no longer active): the distances of the union to every other cluster. */
-  merge(keep: number, gone: number): void;
-  /** `cluster` has no active cluster within the cut: by reducibility it never merges again. */
-  finish(cluster: number): void;
-}
-
 /**
- * The nearest-neighbour chain over clusters `0 … active.length − 1`, each active one starting as
- * its own member: grows a chain of nearest neighbours, merges the first reciprocal pair it meets,
- * and finishes a chain root with nothing within the cut, until no cluster is active. Both chains
- * (the dense matrix below, the sparse pairs of sparse-nearest-neighbour-chain.ts) walk it.
+ * The chain both chains walk (this file's dense one and sparse-nearest-neighbour-chain.ts), over
+ * clusters named by their smallest member: it grows a chain of nearest neighbours from the first
+ * active cluster, merges the first reciprocal pair it meets, and finishes a chain root with
+ * nothing within the cut. The caller finds each nearest neighbour and applies each merge in its
+ * own loop (where its distances are locals the engine keeps fast):
+ *
+ *   for (let a = walk.current(); a !== -1; a = walk.current()) {
+ *     const step = walk.advance(nearestWithinCut(a, walk.previous()));
+ *     if (step === 'merge') merge(walk.keep, walk.gone);
+ *   }
  */
-export function walkNearestNeighbourChain(active: Uint8Array, clusters: ChainClusters): void {
-  const m = active.length;
-  const chain = new Int32Array(m);
-  let chainLength = 0;
-  let nextStart = 0;
-  for (;;) {
-    if (chainLength === 0) {
-      while (nextStart < m && !active[nextStart]) nextStart++;
-      if (nextStart === m) return;
-      chain[chainLength++] = nextStart;
+export class NearestNeighbourChain {
+  private readonly chain: Int32Array;
+  private length = 0;
+  private nextStart = 0;
+  /** After `advance` answered 'merge': the pair, named by the smaller name, which stays; `gone` is no longer active. */
+  keep = -1;
+  gone = -1;
+
+  /** `active`: one flag per cluster, 1 while it may still merge; the walk clears it. */
+  constructor(private readonly active: Uint8Array) {
+    this.chain = new Int32Array(active.length);
+  }
+
+  /** The cluster whose nearest neighbour within the cut the walk needs next; -1 when none is active. */
+  current(): number {
+    if (this.length === 0) {
+      const count = this.active.length;
+      while (this.nextStart < count && !this.active[this.nextStart]) this.nextStart++;
+      if (this.nextStart === count) return -1;
+      this.chain[this.length++] = this.nextStart;
     }
-    const a = chain[chainLength - 1]!;
-    const previous = chainLength >= 2 ? chain[chainLength - 2]! : -1;
-    const nearest = clusters.nearestWithinCut(a, previous);
+    return this.chain[this.length - 1]!;
+  }
+
+  /** The chain's element before the current one (-1 for none): a nearest neighbour on a tie with it must be it, so the chain ends. */
+  previous(): number {
+    return this.length >= 2 ? this.chain[this.length - 2]! : -1;
+  }
+
+  /**
+   * Takes the current cluster's nearest neighbour within the cut (-1 for none): 'finish' (the
+   * current cluster never merges again: by reducibility nothing comes closer), 'extend', or
+   * 'merge' (reciprocal nearest neighbours: `keep` and `gone` are set).
+   */
+  advance(nearest: number): 'finish' | 'extend' | 'merge' {
+    const current = this.chain[this.length - 1]!;
     if (nearest === -1) {
       // Only the chain's root can get here: every later element has its predecessor within the cut.
-      active[a] = 0;
-      clusters.finish(a);
-      chainLength--;
-      continue;
+      this.active[current] = 0;
+      this.length--;
+      return 'finish';
     }
-    if (nearest !== previous) {
-      chain[chainLength++] = nearest;
-      continue;
+    if (nearest !== this.previous()) {
+      this.chain[this.length++] = nearest;
+      return 'extend';
     }
-    // a and nearest are reciprocal nearest neighbours: merge them into the smaller name.
-    chainLength -= 2;
-    const keep = Math.min(a, nearest);
-    const gone = Math.max(a, nearest);
-    active[gone] = 0;
-    clusters.merge(keep, gone);
+    this.length -= 2;
+    this.keep = Math.min(current, nearest);
+    this.gone = Math.max(current, nearest);
+    this.active[this.gone] = 0;
+    return 'merge';
   }
 }
 
@@ -101,35 +114,37 @@ export function nearestNeighbourChainCut(
   const size = new Int32Array(m).fill(1);
   const members: number[][] = Array.from({ length: m }, (_, index) => [index]);
   const finished: number[][] = [];
-  walkNearestNeighbourChain(active, {
-    nearestWithinCut(a, previous) {
-      let nearest = previous;
-      let best = previous === -1 ? Infinity : matrix[at(a, previous)]!;
-      for (let k = 0; k < m; k++) {
-        if (k === a || !active[k]) continue;
-        const value = matrix[at(a, k)]!;
-        if (value < best) {
-          best = value;
-          nearest = k;
-        }
+  const walk = new NearestNeighbourChain(active);
+  for (let a = walk.current(); a !== -1; a = walk.current()) {
+    const previous = walk.previous();
+    // Nearest active neighbour of a within the cut; on a tie the previous chain element wins, so the chain ends.
+    let nearest = previous;
+    let best = previous === -1 ? Infinity : matrix[at(a, previous)]!;
+    for (let k = 0; k < m; k++) {
+      if (k === a || !active[k]) continue;
+      const value = matrix[at(a, k)]!;
+      if (value < best) {
+        best = value;
+        nearest = k;
       }
-      return best > cutHeight ? -1 : nearest;
-    },
-    merge(keep, gone) {
-      const sizeKeep = size[keep]!;
-      const sizeGone = size[gone]!;
-      for (let k = 0; k < m; k++) {
-        if (!active[k] || k === keep) continue;
-        matrix[at(k, keep)] = mergedDistance(linkage, sizeKeep, matrix[at(k, keep)]!, sizeGone, matrix[at(k, gone)]!);
-      }
-      size[keep] = sizeKeep + sizeGone;
-      const kept = members[keep]!;
-      for (const member of members[gone]!) kept.push(member);
-      members[gone] = [];
-    },
-    finish(a) {
+    }
+    const step = walk.advance(best > cutHeight ? -1 : nearest);
+    if (step === 'finish') {
       finished.push(members[a]!);
-    },
-  });
+      continue;
+    }
+    if (step === 'extend') continue;
+    const { keep, gone } = walk;
+    const sizeKeep = size[keep]!;
+    const sizeGone = size[gone]!;
+    for (let k = 0; k < m; k++) {
+      if (!active[k] || k === keep) continue;
+      matrix[at(k, keep)] = mergedDistance(linkage, sizeKeep, matrix[at(k, keep)]!, sizeGone, matrix[at(k, gone)]!);
+    }
+    size[keep] = sizeKeep + sizeGone;
+    const kept = members[keep]!;
+    for (const member of members[gone]!) kept.push(member);
+    members[gone] = [];
+  }
   return finished.map((group) => group.sort((x, y) => x - y)).sort((x, y) => x[0]! - y[0]!);
 }

@@ -17,7 +17,7 @@
  * Singletons read their pairs from the edge lists (CSR) as given; a merged cluster holds a map of
  * the clusters within h of it, and every merged neighbour holds the same value back.
  */
-import { mergedDistance, walkNearestNeighbourChain, type Linkage } from './nearest-neighbour-chain.ts';
+import { mergedDistance, NearestNeighbourChain, type Linkage } from './nearest-neighbour-chain.ts';
 
 /** Symmetric adjacency of members 0 … m−1: neighbours of i are `neighbours[offsets[i] … offsets[i+1])`. */
 export interface SparseEdges {
@@ -139,77 +139,80 @@ export function sparseNearestNeighbourChainCut<Summary>(
   };
 
   const finished: number[] = [];
-  walkNearestNeighbourChain(active, {
-    nearestWithinCut(a, previous) {
-      let nearest = -1;
-      let best = Infinity;
-      forEachNear(a, (other, distance) => {
-        if (
-          distance < best ||
-          (distance === best && other !== nearest && (other === previous || (nearest !== previous && other < nearest)))
-        ) {
-          best = distance;
-          nearest = other;
-        }
-      });
-      return nearest;
-    },
-    merge(keep, gone) {
-      const sizeKeep = size[keep]!;
-      const sizeGone = size[gone]!;
-      epoch++;
-      const touched: number[] = [];
-      const note = (side: Float64Array) => (other: number, distance: number) => {
-        if (other === keep || other === gone) return;
-        if (seen[other] !== epoch) {
-          seen[other] = epoch;
-          sideA[other] = NaN;
-          sideB[other] = NaN;
-          touched.push(other);
-        }
-        side[other] = distance;
-      };
-      forEachNear(keep, note(sideA));
-      forEachNear(gone, note(sideB));
-
-      const merged = new Map<number, number>();
-      const summaryKeep = linkage === 'average' ? summaryOf(keep) : undefined;
-      const summaryGone = linkage === 'average' ? summaryOf(gone) : undefined;
-      for (const other of touched) {
-        let toKeep = sideA[other]!;
-        let toGone = sideB[other]!;
-        // A side beyond the cut: exact for average linkage; for single and complete any value past the cut gives the same answer.
-        if (Number.isNaN(toKeep)) toKeep = linkage === 'average' ? means.mean(summaryKeep!, summaryOf(other)) : Infinity;
-        if (Number.isNaN(toGone)) toGone = linkage === 'average' ? means.mean(summaryGone!, summaryOf(other)) : Infinity;
-        const distance = mergedDistance(linkage, sizeKeep, toKeep, sizeGone, toGone);
-        const otherMap = near[other];
-        if (otherMap) {
-          otherMap.delete(gone);
-          if (distance <= cutHeight) otherMap.set(keep, distance);
-          else otherMap.delete(keep);
-        }
-        if (distance <= cutHeight) merged.set(other, distance);
+  const walk = new NearestNeighbourChain(active);
+  for (let a = walk.current(); a !== -1; a = walk.current()) {
+    const previous = walk.previous();
+    // Nearest cluster within the cut: smallest distance, then the previous chain element, then the smallest name.
+    let nearest = -1;
+    let best = Infinity;
+    forEachNear(a, (other, distance) => {
+      if (
+        distance < best ||
+        (distance === best && other !== nearest && (other === previous || (nearest !== previous && other < nearest)))
+      ) {
+        best = distance;
+        nearest = other;
       }
-
-      near[keep] = merged;
-      near[gone] = undefined;
-      if (linkage === 'average') summaries[keep] = means.union(summaryKeep!, summaryGone!);
-      summaries[gone] = undefined;
-      size[keep] = sizeKeep + sizeGone;
-      const rootKeep = rootOfName[keep]!;
-      const rootGone = rootOfName[gone]!;
-      const root = sizeKeep >= sizeGone ? rootKeep : rootGone;
-      parent[rootKeep] = root;
-      parent[rootGone] = root;
-      nameOfRoot[root] = keep;
-      rootOfName[keep] = root;
-      nextMember[lastMember[keep]!] = gone;
-      lastMember[keep] = lastMember[gone]!;
-    },
-    finish(a) {
+    });
+    const step = walk.advance(nearest);
+    if (step === 'finish') {
       finished.push(a);
-    },
-  });
+      continue;
+    }
+    if (step === 'extend') continue;
+    const { keep, gone } = walk;
+    const sizeKeep = size[keep]!;
+    const sizeGone = size[gone]!;
+
+    epoch++;
+    const touched: number[] = [];
+    const note = (side: Float64Array) => (other: number, distance: number) => {
+      if (other === keep || other === gone) return;
+      if (seen[other] !== epoch) {
+        seen[other] = epoch;
+        sideA[other] = NaN;
+        sideB[other] = NaN;
+        touched.push(other);
+      }
+      side[other] = distance;
+    };
+    forEachNear(keep, note(sideA));
+    forEachNear(gone, note(sideB));
+
+    const merged = new Map<number, number>();
+    const summaryKeep = linkage === 'average' ? summaryOf(keep) : undefined;
+    const summaryGone = linkage === 'average' ? summaryOf(gone) : undefined;
+    for (const other of touched) {
+      let toKeep = sideA[other]!;
+      let toGone = sideB[other]!;
+      // A side beyond the cut: exact for average linkage; for single and complete any value past the cut gives the same answer.
+      if (Number.isNaN(toKeep)) toKeep = linkage === 'average' ? means.mean(summaryKeep!, summaryOf(other)) : Infinity;
+      if (Number.isNaN(toGone)) toGone = linkage === 'average' ? means.mean(summaryGone!, summaryOf(other)) : Infinity;
+      const distance = mergedDistance(linkage, sizeKeep, toKeep, sizeGone, toGone);
+      const otherMap = near[other];
+      if (otherMap) {
+        otherMap.delete(gone);
+        if (distance <= cutHeight) otherMap.set(keep, distance);
+        else otherMap.delete(keep);
+      }
+      if (distance <= cutHeight) merged.set(other, distance);
+    }
+
+    near[keep] = merged;
+    near[gone] = undefined;
+    if (linkage === 'average') summaries[keep] = means.union(summaryKeep!, summaryGone!);
+    summaries[gone] = undefined;
+    size[keep] = sizeKeep + sizeGone;
+    const rootKeep = rootOfName[keep]!;
+    const rootGone = rootOfName[gone]!;
+    const root = sizeKeep >= sizeGone ? rootKeep : rootGone;
+    parent[rootKeep] = root;
+    parent[rootGone] = root;
+    nameOfRoot[root] = keep;
+    rootOfName[keep] = root;
+    nextMember[lastMember[keep]!] = gone;
+    lastMember[keep] = lastMember[gone]!;
+  }
   return finished
     .map((cluster) => {
       const group: number[] = [];
