@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { environmentSchema } from './config.ts';
+
+/**
+ * docs/configuration.md, rendered from the environment schema so the reference cannot drift from
+ * what start-up validates. `npm run docs:configuration` writes it; test/docs/configuration-doc.test.ts
+ * fails when the committed file differs.
+ */
+
+interface JsonSchemaProperty {
+  type?: string;
+  enum?: unknown[];
+  default?: unknown;
+  description?: string;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+  pattern?: string;
+  format?: string;
+}
+
+const header = `# Configuration
+
+<!-- Generated from the environment schema in src/app/config.ts by \`npm run docs:configuration\`; do not edit by hand. -->
+
+Every setting is an environment variable, validated once at start-up by one zod schema
+(\`src/app/config.ts\`); a bad value stops start-up with a message naming the variable and the
+expected form. An empty value counts as unset. \`SKILLSMITH_REVIEW_ENABLED=true\` also needs
+\`SKILLSMITH_AUTHORING_ENABLED=true\`.
+
+The embedding model's measured profile (\`src/embedding/model-profiles.ts\`) supplies the defaults
+marked "unset" for the pooling, prefixes, dimension, clustering and recall settings; a variable
+set explicitly wins over the profile.
+`;
+
+/** Markdown table cells: a pipe would end the cell, a line break the row. */
+function cell(text: string): string {
+  return text.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
+}
+
+function code(value: unknown): string {
+  return `\`${typeof value === 'string' ? value : JSON.stringify(value)}\``;
+}
+
+function range(property: JsonSchemaProperty): string {
+  const { minimum, maximum } = property;
+  if (minimum !== undefined && maximum !== undefined) return ` ${minimum}–${maximum}`;
+  if (minimum !== undefined) return ` ≥ ${minimum}`;
+  if (maximum !== undefined) return ` ≤ ${maximum}`;
+  return '';
+}
+
+function typeOf(property: JsonSchemaProperty): string {
+  if (property.enum) return property.enum.map(code).join(' | ');
+  if (property.type === 'integer' || property.type === 'number') return `${property.type}${range(property)}`;
+  if (property.format === 'uri') return 'URL';
+  if (property.pattern) return `string matching ${code(property.pattern)}`;
+  return property.type ?? 'string';
+}
+
+/**
+ * The default as the schema declares it, read from zod itself: JSON Schema's input view leaves out
+ * the defaults of transformed values (the boolean flags).
+ */
+function defaultOf(variable: string): string {
+  const schema = environmentSchema.shape[variable as keyof typeof environmentSchema.shape];
+  return schema instanceof z.ZodDefault ? code(schema.def.defaultValue) : 'unset';
+}
+
+/** The whole of docs/configuration.md. */
+export function renderConfigurationDoc(): string {
+  const jsonSchema = z.toJSONSchema(environmentSchema, { io: 'input', unrepresentable: 'any' }) as {
+    properties: Record<string, JsonSchemaProperty>;
+  };
+  const rows = Object.entries(jsonSchema.properties).map(([variable, property]) => {
+    const defaultValue = defaultOf(variable);
+    return `| \`${variable}\` | ${cell(typeOf(property))} | ${cell(defaultValue)} | ${cell(property.description ?? '')} |`;
+  });
+  return [header, '| variable | type / allowed values | default | description |', '| --- | --- | --- | --- |', ...rows, ''].join('\n');
+}
