@@ -96,7 +96,7 @@ export const environmentSchema = z
       .min(1)
       .optional()
       .describe(
-        "transformers.js model id of the goal embedder; alone it selects a known model's profile. Unset: the model the tenant's goals were embedded with, else nomic-embed-text-v1.5 (src/embedding/tenant-model.ts). Set: a tenant embedded with another model is refused.",
+        "transformers.js model id of the goal embedder; alone it selects a known model's profile. Unset: the model the tenant's goals were embedded with, else nomic-embed-text-v1.5. Set: a tenant embedded with another model is refused.",
       ),
     SKILLSMITH_MODEL_DIR: z.string().min(1).optional().describe('Where embedding models are looked for. Unset: SKILLSMITH_HOME/models.'),
     SKILLSMITH_ALLOW_REMOTE_MODELS: booleanFlag.default(false).describe('Let transformers.js download models from the hub.'),
@@ -116,7 +116,7 @@ export const environmentSchema = z
       .enum(['nomic', 'none'])
       .optional()
       .describe(
-        "`nomic`: `clustering: ` for goals, `search_document: ` for when_to_use, `search_query: ` for recall; `none` for models without them. Unset: the model's profile; a model without one needs it set.",
+        "`nomic`: `clustering: ` for goals, `search_document: ` for when_to_use, `search_query: ` for recall (which embeds the goal for the goal task, like the goals it is compared with); `none` for models without them. Unset: the model's profile; a model without one needs it set.",
       ),
     SKILLSMITH_EMBEDDING_DIMENSION: positiveInt.optional().describe("Vector dimension of the embedding model. Unset: the model's profile."),
     SKILLSMITH_EMBEDDING_BATCH_SIZE: positiveInt.max(1024).default(32).describe('Goals embedded per batch.'),
@@ -124,7 +124,7 @@ export const environmentSchema = z
     SKILLSMITH_SIMILARITY_TAU: fraction
       .optional()
       .describe(
-        "Goal-cosine threshold: clustering's `goal` design (the `gate` design's goal threshold) and reconcile's same-goals test. Unset: the embedding model's profile.",
+        "Goal-cosine threshold: clustering's `goal` design (the `gate` design's goal threshold) and reconcile's same-goals test (its same-job bar is max(τ, 0.95)). Unset: the embedding model's profile.",
       ),
     SKILLSMITH_CLUSTER_LINKAGE: z
       .enum(['average', 'complete', 'single'])
@@ -148,9 +148,13 @@ export const environmentSchema = z
     SKILLSMITH_CLUSTER_MAX_COMPONENT: positiveInt
       .default(4_000)
       .describe(
-        'Largest threshold-graph component clustered with a dense distance matrix; a larger one takes the sparse nearest-neighbour chain (same partition).',
+        'Largest threshold-graph component clustered with a dense distance matrix; a larger one takes the sparse nearest-neighbour chain, which holds only the pairs within the cut: the same partition, and no size at which a pass is refused. 4,000 is a 61 MiB matrix.',
       ),
-    SKILLSMITH_MIN_OCCURRENCES: positiveInt.default(3).describe('Successful runs a cluster needs to become a skill.'),
+    SKILLSMITH_MIN_OCCURRENCES: positiveInt
+      .default(3)
+      .describe(
+        'Successful runs a cluster needs to become a skill; they must also share a procedure (the steps most of them took, in their shared order) of at least SKILLSMITH_MIN_STEPS steps that this many of them take, else the cluster is skipped as no_shared_procedure.',
+      ),
     SKILLSMITH_MIN_SUCCESS_RATE: fraction.default(0.8).describe('Success rate a cluster needs to become a skill.'),
     SKILLSMITH_MIN_STEPS: positiveInt.default(3).describe('Successful tool calls a completed run needs to count as a successful sequence.'),
     SKILLSMITH_MAX_CLUSTERS_PER_PASS: positiveInt
@@ -164,26 +168,30 @@ export const environmentSchema = z
       .max(3600)
       .default(DEFAULT_HEARTBEAT_TIMEOUT_SECONDS)
       .describe(
-        "How long a pass's heartbeating activities (embed, reconcile, distil, install) may go silent before Temporal retries them elsewhere; taken into the pass's input by the process that starts it.",
+        "How long a pass's heartbeating activities (embed, reconcile, distil, install) may go silent before Temporal retries them elsewhere; taken into the pass's input by the process that starts it (`synthesize`, `schedule set`, `demo`, `eval`), so a schedule keeps the value it was set with. Shorter only where workers are never starved of CPU for that long.",
       ),
     SKILLSMITH_DISTILLER: z
       .enum(['llm', 'extractive'])
       .optional()
-      .describe('Unset: `llm` when SKILLSMITH_LLM_BASE_URL names one, else `extractive` — decided here, never a fallback at run time.'),
+      .describe(
+        'Unset: `llm` when SKILLSMITH_LLM_BASE_URL names one, else `extractive` — decided at start-up, never a fallback at run time: `llm` without an LLM fails (LlmNotConfigured).',
+      ),
     SKILLSMITH_RECALL_THRESHOLD: z.coerce
       .number()
       .min(-1)
       .max(1)
       .optional()
       .describe(
-        "The best cosine a procedure needs with a goal to be recalled; -1 turns it and every procedure's own acceptance off. Unset: the embedding model's calibrated default (src/recall/recall-threshold.ts, bench/README.md).",
+        "The best cosine a procedure needs with a goal to be recalled; -1 turns it and every procedure's own acceptance off (for calibration: every goal gets its best score). Unset: the embedding model's calibrated default; a model without one needs it set.",
       ),
     SKILLSMITH_RECALL_ACCEPTANCE_SLACK: z.coerce
       .number()
       .min(0)
       .max(2)
       .default(DEFAULT_ACCEPTANCE_SLACK)
-      .describe("How far below a procedure's own acceptance (its loosest learned goal's nearest cosine) a goal may score; 2 turns it off."),
+      .describe(
+        "How far below a procedure's own acceptance a goal may score: a goal is recalled only when its best cosine over the goals the procedure was learned from reaches the loosest leave-one-out nearest-neighbour cosine among those goals less this slack, capped at 0.55 (and the threshold). Computed at install and by `skillsmith reembed`; 2 turns it off.",
+      ),
 
     SKILLSMITH_LLM_BASE_URL: z
       .url({ message: 'an http(s) URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1' })
