@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { environmentSchema } from './config.ts';
+import { modelProfiles } from '../embedding/model-profiles.ts';
 
 /**
  * docs/configuration.md, rendered from the environment schema so the reference cannot drift from
@@ -29,9 +30,9 @@ Every setting is an environment variable, validated once at start-up by one zod 
 expected form. An empty value counts as unset. \`SKILLSMITH_REVIEW_ENABLED=true\` also needs
 \`SKILLSMITH_AUTHORING_ENABLED=true\`.
 
-The embedding model's measured profile (\`src/embedding/model-profiles.ts\`) supplies the defaults
-marked "unset" for the pooling, prefixes, dimension, clustering and recall settings; a variable
-set explicitly wins over the profile.
+The embedding model's measured profile (\`src/embedding/model-profiles.ts\`, below) supplies the
+defaults marked "unset" for the pooling, prefixes, dimension, clustering and recall settings; a
+variable set explicitly wins over the profile. A model without a profile needs them set.
 `;
 
 /** Markdown table cells: a pipe would end the cell, a line break the row. */
@@ -68,6 +69,34 @@ function defaultOf(variable: string): string {
   return schema instanceof z.ZodDefault ? code(schema.def.defaultValue) : 'unset';
 }
 
+/** The settings each known embedding model brings when they are unset. */
+function profileTable(): string[] {
+  const rows = [...modelProfiles.values()].map((profile) =>
+    [
+      `\`${profile.modelId}\``,
+      profile.pooling,
+      profile.prefixes,
+      profile.dimension,
+      profile.similarityTau,
+      profile.clustering.similarity,
+      profile.clustering.clusterTau,
+      profile.clustering.goalWeight,
+      profile.clustering.toolTau,
+      profile.recallThreshold,
+    ].join(' | '),
+  );
+  return [
+    '## Per-model defaults',
+    '',
+    'What each known model brings for the variables below (each without its `SKILLSMITH_` prefix) when they are unset.',
+    '',
+    '| model | `EMBEDDING_POOLING` | `EMBEDDING_PREFIXES` | `EMBEDDING_DIMENSION` | `SIMILARITY_TAU` | `CLUSTER_SIMILARITY` | `CLUSTER_TAU` | `CLUSTER_GOAL_WEIGHT` | `CLUSTER_TOOL_TAU` | `RECALL_THRESHOLD` |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    ...rows.map((row) => `| ${row} |`),
+    '',
+  ];
+}
+
 /** The whole of docs/configuration.md. */
 export function renderConfigurationDoc(): string {
   const jsonSchema = z.toJSONSchema(environmentSchema, { io: 'input', unrepresentable: 'any' }) as {
@@ -77,5 +106,14 @@ export function renderConfigurationDoc(): string {
     const defaultValue = defaultOf(variable);
     return `| \`${variable}\` | ${cell(typeOf(property))} | ${cell(defaultValue)} | ${cell(property.description ?? '')} |`;
   });
-  return [header, '| variable | type / allowed values | default | description |', '| --- | --- | --- | --- |', ...rows, ''].join('\n');
+  return [
+    header,
+    '## Variables',
+    '',
+    '| variable | type / allowed values | default | description |',
+    '| --- | --- | --- | --- |',
+    ...rows,
+    '',
+    ...profileTable(),
+  ].join('\n');
 }
