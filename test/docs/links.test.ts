@@ -54,6 +54,13 @@ const relativeLinks = documents.flatMap((document) =>
     .map((target) => ({ document, target })),
 );
 
+/** Paths into the repository that a document names in prose or code, e.g. `src/app/config.ts`. */
+function repositoryPaths(text: string): string[] {
+  const paths = text.matchAll(/(?<![\w./-])((?:src|workflows|activities|workers|schema|test|bench|scripts|deploy)\/[\w./*<>{}-]*)/g);
+  // A pattern (`schema/NNN_*.sql`, `skills/{tenant}/…`) names no one file.
+  return [...paths].map((match) => match[1]!.replace(/[.,;:]+$/, '')).filter((path) => !/[*<>{}]/.test(path));
+}
+
 describe('links between the documents', () => {
   it('finds the documents and their relative links', () => {
     expect(documents).toContain('docs/cli.md');
@@ -66,6 +73,16 @@ describe('links between the documents', () => {
       .filter(({ document, target }) => !existsSync(resolve(root, dirname(document), decodeURIComponent(target.split('#')[0]!))))
       .map(({ document, target }) => `${document}: ${target}`);
     expect(broken).toEqual([]);
+  });
+
+  it('names only repository paths that exist (README.md, docs/*.md, bench/README.md; dated results keep their history)', () => {
+    const current = documents.filter((document) => !document.startsWith('bench/results/'));
+    const missing = current.flatMap((document) =>
+      repositoryPaths(readFileSync(join(root, document), 'utf8'))
+        .filter((path) => !existsSync(join(root, path)))
+        .map((path) => `${document}: ${path}`),
+    );
+    expect(missing).toEqual([]);
   });
 
   it('points every #anchor at a heading of the document it names', () => {
