@@ -16,8 +16,10 @@ echo "== npx skillsmith ingest docs/examples/acme-runs.jsonl --tenant acme"
 npx skillsmith ingest docs/examples/acme-runs.jsonl --tenant acme
 
 echo "== POST /v1/runs (docs/examples/acme-run.json)"
-status=$(curl -sS -o /dev/stderr -w '%{http_code}' -X POST "$API/v1/runs" -H "Authorization: Bearer $TOKEN" \
-  -H 'Content-Type: application/json' --data @docs/examples/acme-run.json)
+body=$(mktemp)
+status=$(curl -sS -o "$body" -w '%{http_code}' -X POST "$API/v1/runs" -H "Authorization: Bearer $TOKEN" \
+  -H 'Content-Type: application/json' --data @docs/examples/acme-run.json) || fail "curl failed"
+cat "$body"
 echo
 [ "$status" = 202 ] || fail "POST /v1/runs answered $status, not 202"
 
