@@ -7,8 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 API=${SKILLSMITH_API_URL:-http://127.0.0.1:8080}
-# The second token is the README walkthrough's (scripts/readme-walkthrough.sh, tenant acme).
-export SKILLSMITH_API_TOKENS='[{"token": "quickstart-token-0123456789", "tenantId": "default", "principal": "quickstart", "scopes": ["recall.read", "session.write", "session.read", "skill.read", "run.write"]}, {"token": "walkthrough-token-0123456789", "tenantId": "acme", "principal": "walkthrough", "scopes": ["recall.read", "run.write"]}]'
+# The second token is the README walkthrough's, as the README writes it (tenant acme).
+export SKILLSMITH_API_TOKENS='[{"token": "quickstart-token-0123456789", "tenantId": "default", "principal": "quickstart", "scopes": ["recall.read", "session.write", "session.read", "skill.read", "run.write"]}, {"token": "acme-token-0123456789abcdef", "tenantId": "acme", "principal": "support-bot", "scopes": ["run.write", "recall.read"]}]'
 AUTH='Authorization: Bearer quickstart-token-0123456789'
 
 fail() { echo "api-quickstart: $*" >&2; exit 1; }
@@ -71,4 +71,4 @@ call 404 -H "$AUTH" -H 'Content-Type: application/json' -X POST "$API/v1/session
 echo "api-quickstart: ok"
 
 echo "== the README walkthrough on the same stack (scripts/readme-walkthrough.sh)"
-SKILLSMITH_API_URL=$API SKILLSMITH_WALKTHROUGH_TOKEN=walkthrough-token-0123456789 scripts/readme-walkthrough.sh
+SKILLSMITH_API_URL=$API scripts/readme-walkthrough.sh

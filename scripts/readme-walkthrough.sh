@@ -3,11 +3,11 @@
 # (scripts/api-quickstart.sh calls it while the demo's stack is up, in place of `npx skillsmith up`):
 # ingest a file of runs into tenant acme, post one more over HTTP, synthesize and wait, list and
 # show the learned skill, recall it for a new goal. Fails unless a skill is learned and recalled.
-# SKILLSMITH_WALKTHROUGH_TOKEN is a token of tenant acme with run.write (api-quickstart.sh sets one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 API=${SKILLSMITH_API_URL:-http://127.0.0.1:8080}
-TOKEN=${SKILLSMITH_WALKTHROUGH_TOKEN:?a token of tenant acme with the scope run.write}
+# The README's token for tenant acme; the stack must have been started with it in SKILLSMITH_API_TOKENS.
+TOKEN=${SKILLSMITH_WALKTHROUGH_TOKEN:-acme-token-0123456789abcdef}
 
 fail() { echo "readme-walkthrough: $*" >&2; exit 1; }
 field() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=process.argv[1].split(".").reduce((o,k)=>o?.[k],JSON.parse(s));if(v===undefined)process.exit(1);console.log(typeof v==="string"?v:JSON.stringify(v))})' "$1"; }
