@@ -26,6 +26,13 @@ echo
 echo "== npx skillsmith synthesize --tenant acme --wait"
 npx skillsmith synthesize --tenant acme --wait
 
+echo "== npx skillsmith passes --tenant acme"
+npx skillsmith passes --tenant acme
+
+echo "== npx skillsmith schedule set --every 24h --tenant acme (then deleted: the walkthrough leaves no schedule behind)"
+npx skillsmith schedule set --every 24h --tenant acme
+npx skillsmith schedule delete --tenant acme
+
 echo "== npx skillsmith skills list --tenant acme"
 npx skillsmith skills list --tenant acme
 name=$(npx skillsmith skills list --tenant acme --json | field skills.0.name) || fail "the pass learned no skill for tenant acme"
