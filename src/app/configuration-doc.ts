@@ -14,6 +14,7 @@ interface JsonSchemaProperty {
   default?: unknown;
   description?: string;
   minimum?: number;
+  exclusiveMinimum?: number;
   maximum?: number;
   minLength?: number;
   maxLength?: number;
@@ -45,8 +46,10 @@ function code(value: unknown): string {
 }
 
 function range(property: JsonSchemaProperty): string {
-  const { minimum, maximum } = property;
-  if (minimum !== undefined && maximum !== undefined) return ` ${minimum}–${maximum}`;
+  // zod's int() carries the safe-integer bounds and positive() an exclusive 0: say them plainly.
+  const maximum = property.maximum === Number.MAX_SAFE_INTEGER ? undefined : property.maximum;
+  const minimum = property.exclusiveMinimum === 0 && property.type === 'integer' ? 1 : property.minimum;
+  if (minimum !== undefined && maximum !== undefined) return ` ${minimum} to ${maximum}`;
   if (minimum !== undefined) return ` ≥ ${minimum}`;
   if (maximum !== undefined) return ` ≤ ${maximum}`;
   return '';
@@ -56,8 +59,9 @@ function typeOf(property: JsonSchemaProperty): string {
   if (property.enum) return property.enum.map(code).join(' | ');
   if (property.type === 'integer' || property.type === 'number') return `${property.type}${range(property)}`;
   if (property.format === 'uri') return 'URL';
-  if (property.pattern) return `string matching ${code(property.pattern)}`;
-  return property.type ?? 'string';
+  const length = property.maxLength === undefined ? '' : `, at most ${property.maxLength} characters`;
+  if (property.pattern) return `string matching ${code(property.pattern)}${length}`;
+  return `${property.type ?? 'string'}${length}`;
 }
 
 /**
