@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The README's API quickstart, run as written: the demo's stack stays up, then curl with a token
-# for the demo's tenant recalls a skill, opens a session, loads the skill and posts a run. Each
-# call's status is checked; the stack is stopped at the end whatever happens. CI runs this after
+# for the demo's tenant recalls a skill, opens a session, loads the skill and posts a run; then the
+# README's walkthrough runs on the same stack. Each call's status is checked; the stack is stopped
+# at the end whatever happens. CI runs this after
 # the README's first command (.ci/run); run it yourself from the project directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 API=${SKILLSMITH_API_URL:-http://127.0.0.1:8080}
-export SKILLSMITH_API_TOKENS='[{"token": "quickstart-token-0123456789", "tenantId": "default", "principal": "quickstart", "scopes": ["recall.read", "session.write", "session.read", "skill.read", "run.write"]}]'
+# The second token is the README walkthrough's, as the README writes it (tenant acme).
+export SKILLSMITH_API_TOKENS='[{"token": "quickstart-token-0123456789", "tenantId": "default", "principal": "quickstart", "scopes": ["recall.read", "session.write", "session.read", "skill.read", "run.write"]}, {"token": "acme-token-0123456789abcdef", "tenantId": "acme", "principal": "support-bot", "scopes": ["run.write", "recall.read"]}]'
 AUTH='Authorization: Bearer quickstart-token-0123456789'
 
 fail() { echo "api-quickstart: $*" >&2; exit 1; }
@@ -67,3 +69,6 @@ call 202 -H "$AUTH" -H 'Content-Type: application/json' -X POST "$API/v1/runs" -
 echo "== an unknown skill is 404"
 call 404 -H "$AUTH" -H 'Content-Type: application/json' -X POST "$API/v1/sessions/$id/skills/load" -d '{"name": "no-such-skill"}' > /dev/null
 echo "api-quickstart: ok"
+
+echo "== the README walkthrough on the same stack (scripts/readme-walkthrough.sh)"
+SKILLSMITH_API_URL=$API scripts/readme-walkthrough.sh

