@@ -133,7 +133,7 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
         // The tenant's model and its recall threshold and τ (src/app/tenant-config.ts).
         const tenant = await dependencies.tenantConfig(tenantId);
         // In the background: the API answering POST /v1/runs in this process waits for one short
-        // single-threaded batch at most, not for the review's whole embedding (bench/README.md "Run intake").
+        // single-threaded batch at most, not for the review's whole embedding (bench/results/2026-11-29-run-intake.md).
         const recallMany = async (id: string, goals: string[]) =>
           recallSkills(
             {

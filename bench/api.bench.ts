@@ -361,7 +361,7 @@ async function main(): Promise<void> {
       if (values['keep-database']) process.stderr.write(`kept: --populated-database ${database.url}\n`);
     }
     const skills = createSkillRepository({ pool: database.pool, defaultLicense: 'Apache-2.0' });
-    // Threshold 0, as in every earlier row of bench/README.md: the seeded random vectors fall below the calibrated one.
+    // Threshold 0, as in every earlier row of bench/results/2026-12-01-recall-latency.md: the seeded random vectors fall below the calibrated one.
     const config = loadConfig({
       SKILLSMITH_EMBEDDING_MODEL: embedder.modelId,
       SKILLSMITH_MODEL_DIR: values['model-dir'],

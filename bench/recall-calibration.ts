@@ -5,7 +5,7 @@
  *   npx tsx bench/recall-calibration.ts eval-generated.json eval-nestful.json
  *
  * Each report carries every goal's best recall score by kind (in-sample, held-out goals whose
- * family has a skill, negatives). The rule (bench/README.md): the threshold sits halfway between
+ * family has a skill, negatives). The rule (docs/evaluation.md): the threshold sits halfway between
  * the highest negative score and the 5th percentile of the held-out scores, when that percentile
  * is higher; otherwise just above the highest negative (no false positive outranks recall). It
  * reads no labels beyond the kinds, and pools every corpus given, so no one corpus decides.

@@ -2,7 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { RunReportInput } from '../../src/runs/run-report.ts';
 
-/** Writes a labelled corpus as the three files `skillsmith eval` reads (bench/README.md): runs, labels, held-out. */
+/** Writes a labelled corpus as the three files `skillsmith eval` reads (docs/evaluation.md): runs, labels, held-out. */
 export interface LabelledCorpus {
   runs: Array<{ report: RunReportInput & { runId: string }; family: string | null }>;
   heldout: Array<{ goal: string; family: string | null; tools?: string[]; gold?: string[] }>;

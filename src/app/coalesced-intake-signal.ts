@@ -25,7 +25,7 @@ interface Waiting {
  * a run is signalled at once. One intake per tenant also widens the reviews: the intake starts one
  * review per batch it takes, and takes everything signalled while it recorded the batch before, so
  * under load a review covers dozens of runs where an intake per agent started one for every few
- * (bench/README.md "Run intake": 55 review executions for 591 reviews became 9). Any intake of the
+ * (bench/results/2026-11-29-run-intake.md: 55 review executions for 591 reviews became 9). Any intake of the
  * tenant can take any of its stored runs: `recordRuns` decides a stored run's review by tenant and
  * run id, never by agent. Each caller's promise settles with the signal that carried its run — with
  * the id of the intake it went to — and a failure rejects every run of that signal.

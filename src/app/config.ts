@@ -491,7 +491,7 @@ function modelSettings(modelId: string, overrides: ModelSettingOverrides): Model
       throw new ConfigError(
         missing[0]!,
         `${modelId} is not a model skillsmith knows (known: ${[...modelProfiles.keys()].join(', ')}): ` +
-          `set ${missing.join(', ')} for it (bench/README.md says how to calibrate τ and the recall threshold)`,
+          `set ${missing.join(', ')} for it (docs/evaluation.md says how to calibrate τ and the recall threshold)`,
       );
     }
   }

@@ -98,7 +98,7 @@ async function candidateSession() {
       intraOpNumThreads: availableParallelism(),
       graphOptimizationLevel: 'all',
       // Idle pool threads sleep instead of spinning between products: spinning cost a third more CPU
-      // for the same products on a shared machine (bench/README.md, "The threshold graph at 100k").
+      // for the same products on a shared machine (bench/results/2026-12-01-procedure-aware-clustering.md).
       extra: { session: { intra_op: { allow_spinning: '0' } } },
     });
     return { ort, session };

@@ -58,7 +58,7 @@ interface LoadedModel {
 /**
  * onnxruntime's intra-op threads spin after each run by default, waiting for the next one: on
  * 2 cores that spinning took the core PostgreSQL and the HTTP server needed (a recall's own
- * process CPU went from ~8 to ~12 ms per query, bench/README.md "Latency"), and two processes'
+ * process CPU went from ~8 to ~12 ms per query, bench/results/2026-12-01-recall-latency.md), and two processes'
  * pools (API and a worker embedding a pass) spun against each other. Threads sleep instead.
  */
 const noSpinning = { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
@@ -140,7 +140,7 @@ async function loadModel(settings: EmbeddingSettings): Promise<LoadedModel> {
  * Goals per onnxruntime call of a background embedder, ~12 ms of one core with the test model: the
  * event loop answers requests between two calls. Through HTTP with a populated tenant, 8 recorded
  * 118–124 runs/s, 2 recorded 166–183 with the reviews done as soon, 1 recorded 190–220 with the
- * reviews ~15 % later and ~15 % more CPU per run (bench/README.md "Run intake").
+ * reviews ~15 % later and ~15 % more CPU per run (bench/results/2026-11-29-run-intake.md).
  */
 export const BACKGROUND_BATCH_SIZE = 2;
 
@@ -151,7 +151,7 @@ export interface EmbedderChoice {
    * one background batch of the process at a time.
    * onnxruntime-node runs a session synchronously on the event loop, so a 32-goal batch on the
    * default session held `POST /v1/runs` for a few hundred ms and took both cores; one thread also
-   * costs ~20 % less CPU per goal than two (bench/README.md "Run intake"). Same model, same vectors.
+   * costs ~20 % less CPU per goal than two (bench/results/2026-11-29-run-intake.md). Same model, same vectors.
    */
   background?: boolean;
 }

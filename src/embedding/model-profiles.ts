@@ -29,13 +29,13 @@ export interface ModelProfile {
   /** Goal-cosine τ: the `goal` design's cut, the `gate` design's goal threshold, reconcile. */
   similarityTau: number;
   clustering: ClusteringDefaults;
-  /** The best cosine a procedure needs with a goal to be recalled (bench/README.md, "Calibrating the recall threshold"). */
+  /** The best cosine a procedure needs with a goal to be recalled (bench/results/2026-12-01-recall-threshold-and-acceptance.md). */
   recallThreshold: number;
   /**
    * Run one text per `session.run`. A dynamically quantized graph (`DynamicQuantizeLinear`) picks
    * one int8 scale per run for the whole activation tensor, batch and padding included, so a text's
    * vector would depend on the texts beside it (cosine 0.979 min, 0.991 median between a goal
-   * embedded alone and in a batch of 32, bench/README.md "Latency"): a stored goal and the same
+   * embedded alone and in a batch of 32, bench/results/2026-12-01-recall-latency.md): a stored goal and the same
    * goal asked as a query must get the same vector.
    */
   oneTextPerRun?: boolean;
@@ -54,12 +54,12 @@ export const NOMIC_MODEL_ID = 'nomic-ai/nomic-embed-text-v1.5';
 export const MINILM_XENOVA_MODEL_ID = 'Xenova/all-MiniLM-L6-v2';
 
 /**
- * all-MiniLM-L6-v2 is measured (bench/README.md: linkage choice, procedure-aware clustering,
+ * all-MiniLM-L6-v2 is measured (bench/results/: linkage choice, procedure-aware clustering,
  * recall calibration on both eval corpora). nomic-embed-text-v1.5 could not be obtained on the
  * development machines: its τ is the one its model card's clustering use suggests, its cut is
  * MiniLM's shifted by the goal weight times the difference of the two models' goal-only τ
  * (0.82 − 0.5), and its recall threshold sits correspondingly higher than MiniLM's — derivations
- * to re-measure with the procedures in bench/README.md, not measurements.
+ * to re-measure with the procedures in bench/README.md (the benches) and docs/evaluation.md, not measurements.
  */
 const minilm: ModelProfile = {
   modelId: MINILM_MODEL_ID,
@@ -67,7 +67,7 @@ const minilm: ModelProfile = {
   prefixes: 'none',
   dimension: 384,
   // Under the default `mix` design τ decides only reconcile's "same kind of goal": 0.82 is what
-  // the learning evals measured (bench/README.md, "Everything together": at 0.5 NESTFUL's family
+  // the learning evals measured (bench/results/2026-12-01-everything-together.md: at 0.5 NESTFUL's family
   // recall fell from 76 to 53 of 96). The `goal` design, if chosen, wants 0.5 (linkage choice).
   similarityTau: 0.82,
   clustering: { similarity: 'mix', clusterTau: 0.7, goalWeight: 0.5, toolTau: 0.85 },
@@ -78,7 +78,7 @@ export const modelProfiles: ReadonlyMap<string, ModelProfile> = new Map(
   [
     minilm,
     // MiniLM's clustering settings, measured again on this file with `skillsmith eval` on both
-    // corpora (bench/README.md, "Latency"): its goal-to-goal cosines move by 0.012 on average. Its
+    // corpora (bench/results/2026-12-01-recall-latency.md): its goal-to-goal cosines move by 0.012 on average. Its
     // recall threshold is its own, by the calibration rule (bench/recall-calibration.ts): at
     // MiniLM's 0.415 two NESTFUL negatives were recalled (highest negative 0.495, held-out p5 0.685).
     { ...minilm, modelId: MINILM_XENOVA_MODEL_ID, oneTextPerRun: true, recallThreshold: 0.59 },

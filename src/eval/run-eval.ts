@@ -96,7 +96,7 @@ export interface EvalReport {
   inSample: { goals: number; top1: number; rate: number };
   /** `--paired` only: the offline paired comparison (src/eval/paired-eval.ts). */
   paired: PairedEvalReport | null;
-  /** The best recall score of every goal asked (none counts as 0), for calibrating the recall threshold (bench/README.md). */
+  /** The best recall score of every goal asked (none counts as 0), for calibrating the recall threshold (docs/evaluation.md). */
   recallScores: RecallScoreDistributions;
   timings: { ingestMs: number; passesMs: number; scoringMs: number; totalMs: number };
 }

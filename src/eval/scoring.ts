@@ -2,7 +2,7 @@
  * The learning scoreboard's arithmetic (`skillsmith eval`), as pure functions over run ids,
  * family labels and what the store holds: how well a pass's clusters follow the labelled task
  * families, whether each recurring family became exactly one clean live skill, and whether
- * recall gives a family's goals that skill back. Definitions are documented in bench/README.md.
+ * recall gives a family's goals that skill back. Definitions are documented in docs/evaluation.md.
  */
 
 /** A run's label: the task family it belongs to, or null for a one-off that no family covers. */

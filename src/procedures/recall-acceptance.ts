@@ -7,19 +7,19 @@
  * evidence says how close is close: leave each learned goal out in turn and take its nearest
  * remaining goal's cosine — exactly how recall scores a new goal of the job (its best cosine over
  * the learned goals). The loosest of these is as far as a genuine goal of the job has been seen to
- * lie; recall accepts a goal within a slack of it (bench/README.md calibrates the slack). Reads
+ * lie; recall accepts a goal within a slack of it (bench/results/2026-12-01-recall-threshold-and-acceptance.md calibrates the slack). Reads
  * only the procedure's goal vectors, never a family label.
  */
 
 // Goal embeddings are unit vectors: their dot product is their cosine, as recall's SQL scores them.
 import { dot } from '../clustering/cosine.ts';
 
-/** The slack's default: calibrated on both eval corpora (bench/README.md, "Recall acceptance"). */
+/** The slack's default: calibrated on both eval corpora (bench/results/2026-12-01-recall-threshold-and-acceptance.md). */
 export const DEFAULT_ACCEPTANCE_SLACK = 0.05;
 
 /**
- * The highest acceptance any procedure may ask (all-MiniLM-L6-v2's scale; bench/README.md,
- * "Near-copy goals"). Goals generated from one template sit at 0.7–0.9 of each other, so their
+ * The highest acceptance any procedure may ask (all-MiniLM-L6-v2's scale;
+ * bench/results/2026-12-01-recall-threshold-and-acceptance.md, "Near-copy goals"). Goals generated from one template sit at 0.7–0.9 of each other, so their
  * loosest cosine less the slack asks a new goal of the job to be nearly a copy too, while people
  * phrase the job more freely than the template; the evidence supports no bar above the cosines
  * unrelated goals reach (the highest negative 0.50), plus the slack.

@@ -103,7 +103,7 @@ export async function recallSkills(
  * own choice (plan_cache_mode = auto) recall's statement was planned again for every goal of a
  * batch — a plan made for the goal's own vector always looks a little cheaper, though the vector's
  * value decides no plan choice — and that planning was ~1.4 ms of the ~2 ms of PostgreSQL CPU a
- * search cost (native, bench/README.md "Run intake"). The generic plan takes the tenant's share of
+ * search cost (native, bench/results/2026-11-29-run-intake.md). The generic plan takes the tenant's share of
  * the vectors from the table's statistics. SET LOCAL: the setting ends with the transaction and
  * never reaches the pool's other users. (Only here: recall_skill's own latency is issue #15 item 3's.)
  */

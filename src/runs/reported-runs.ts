@@ -31,7 +31,7 @@ export async function recordReportedRuns(pool: pg.Pool, tenantId: string, report
 /**
  * `recordReportedRuns` for reports validated already in this process (`admitRunReport`: the HTTP
  * intake): the same outcomes without parsing each report a second time — the parse was the larger
- * part of the intake's own CPU per run (bench/README.md, "Run intake").
+ * part of the intake's own CPU per run (bench/results/2026-11-29-run-intake.md).
  */
 export async function recordValidatedRuns(pool: pg.Pool, tenantId: string, reports: readonly RunReport[]): Promise<RecordedRun[]> {
   return record(pool, tenantId, reports);

@@ -14,9 +14,9 @@ import { noisyNeighbour, randomUnitVectors } from '../support/synthetic-vectors.
  * real paraphrases) by one procedure, with an optional step some runs take and calls some runs
  * retry after a failure. (Runs that failed part-way are left out of this exact property: one that
  * skipped the optional step and stopped a step early has half a 4-step procedure, and may stand
- * alone — bench/README.md.) A decoy family reads like its twin (paraphrases of
+ * alone — bench/results/2026-12-01-procedure-aware-clustering.md.) A decoy family reads like its twin (paraphrases of
  * the same direction) but does the job by other tools. The goal signal is vectors, not text: what
- * is under test is the clustering's rule, not the embedder (bench/README.md measures that on text).
+ * is under test is the clustering's rule, not the embedder (bench/results/ measures that on text).
  */
 const dimension = 48;
 const vocabulary = Array.from({ length: 60 }, (_, index) => `service${index % 12}.operation_${index}`);

@@ -57,7 +57,7 @@ describe('Xenova/all-MiniLM-L6-v2 (int8 kernels) from a pinned Maven Central jar
     expect(xenova.dimension).toBe(384);
     const [ours, theirs] = [await xenova.embed(goals, 'goal'), await minilm.embed(goals, 'goal')];
     const agreement = goals.map((_, index) => dot(ours[index]!, theirs[index]!));
-    // bench/README.md "Latency": 0.981 min, 0.991 median over 500 goals of the generated corpus.
+    // bench/results/2026-12-01-recall-latency.md: 0.981 min, 0.991 median over 500 goals of the generated corpus.
     expect(Math.min(...agreement)).toBeGreaterThan(0.95);
     expect(Math.max(...agreement)).toBeLessThan(0.9999);
   });

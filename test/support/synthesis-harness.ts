@@ -27,7 +27,7 @@ export function synthesisTestConfig(overrides: {
     embedding: testModelSettings(),
     synthesis: {
       ...base.synthesis,
-      // all-MiniLM-L6-v2 places paraphrases lower than nomic does (bench/README.md)
+      // all-MiniLM-L6-v2 places paraphrases lower than nomic does (bench/results/2026-11-29-linkage-choice.md)
       similarityTau: 0.6,
       distiller: overrides.llmBaseUrl ? 'llm' : 'extractive',
       ...overrides.synthesis,

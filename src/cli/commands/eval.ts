@@ -32,7 +32,7 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
     .command('eval')
     .description(
       'the learning scoreboard: ingest a labelled corpus into a fresh tenant, run full synthesis passes until one changes nothing, ' +
-        'and score clusters, skills and recall against the labels (bench/README.md)',
+        'and score clusters, skills and recall against the labels (docs/evaluation.md)',
     )
     .requiredOption('--runs <file>', 'run reports, one JSON per line')
     .requiredOption('--labels <file>', '{"runId", "family"} per line, one for every run')
