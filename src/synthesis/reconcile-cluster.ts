@@ -40,7 +40,7 @@ export interface ReconcileClusterDependencies {
   minOccurrences: number;
 }
 
-/** The reconcile step's settings for a tenant: its goal model and the synthesis thresholds (used by the reconcile and install steps). */
+/** The reconcile step's settings for a tenant: its goal model and the synthesis thresholds. */
 export function reconcileSettings(
   goalModel: string,
   synthesis: Pick<SynthesisSettings, 'similarityTau' | 'minSteps' | 'minOccurrences'>,
