@@ -7,15 +7,16 @@
  * ("one clean") or more than one ("split"). Runs without a family are each their own label.
  *
  *   node --import tsx bench/cluster-designs.bench.ts --corpus DIR
- *        [--designs goal:0.5,product:0.5,mix:0.7:0.5,gate:0.4:0.8] [--linkage average]
+ *        [--designs goal:0.5,product:0.5,mix:0.7:0.5,gate:0.4:0.8] [--linkage average] [--detail]
  *
- * A design is `goal:τ`, `product:τ`, `mix:τ:w` (w = goal weight) or `gate:τ_goal:τ_tool`.
+ * A design is `goal:τ`, `product:τ`, `mix:τ:w` or `evidence:τ:w` (w = goal weight) or `gate:τ_goal:τ_tool`.
+ * --detail lists each recurring family that is not one clean cluster, with the clusters holding its runs.
  */
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { clusterRuns, type ClusterLinkage } from '../src/clustering/cluster-goals.ts';
-import { parseSimilarityDesign, runSimilarity } from '../src/clustering/run-similarity.ts';
+import { parseSimilarityDesign, procedureTableFor, runSimilarity } from '../src/clustering/run-similarity.ts';
 import { ProcedureTable, traceOfRun } from '../src/clustering/tool-sequence-similarity.ts';
 import { createEmbedder } from '../src/embedding/embedder.ts';
 import { requireTestModel, testModelSettings } from '../test/support/test-model.ts';
@@ -29,6 +30,7 @@ const { values } = parseArgs({
       default: 'goal:0.5,goal:0.6,product:0.4,product:0.5,mix:0.6:0.5,mix:0.65:0.5,mix:0.7:0.5,mix:0.75:0.4,gate:0.4:0.7,gate:0.4:0.8',
     },
     linkage: { type: 'string', default: 'average' },
+    detail: { type: 'boolean', default: false },
   },
 });
 
@@ -107,6 +109,7 @@ async function main(): Promise<void> {
     'goal',
   );
   const procedures = new ProcedureTable(traces);
+  const weighted = procedureTableFor(traces, 'evidence', 3);
   console.log(
     `# ${values.corpus}: ${runs.length} runs, ${recurring.size} recurring families, ${procedures.distinctCount} distinct procedures, ${embedder.modelId}, ${values.linkage} linkage`,
   );
@@ -115,10 +118,25 @@ async function main(): Promise<void> {
   );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const design of values.designs.split(',')) {
-    const clustering = await clusterRuns(vectors, runSimilarity(vectors, procedures, parseSimilarityDesign(design)), {
+    const settings = parseSimilarityDesign(design);
+    const table = settings.design === 'evidence' ? weighted : procedures;
+    const clustering = await clusterRuns(vectors, runSimilarity(vectors, table, settings), {
       linkage: values.linkage as ClusterLinkage,
     });
     const s = score(labels, recurring, clustering.clusters);
+    if (values.detail) {
+      for (const family of [...recurring].sort()) {
+        const parts = clustering.clusters.filter((cluster) => cluster.some((run) => labels[run] === family));
+        const inClusters = parts.reduce((sum, cluster) => sum + cluster.filter((run) => labels[run] === family).length, 0);
+        const clean = parts.filter((cluster) => cluster.length >= 3 && cluster.filter((run) => labels[run] === family).length / cluster.length >= 0.8);
+        if (clean.length !== 1) {
+          console.log(
+            `  ${family} (${familySizes.get(family)} runs, ${inClusters} clustered): ` +
+              parts.map((cluster) => `[${cluster.map((run) => (labels[run] === family ? '·' : labels[run])).join(' ')}]`).join(' '),
+          );
+        }
+      }
+    }
     console.log(
       `| ${design} | ${clustering.largestComponentSize} | ${s.homogeneity.toFixed(3)} | ${s.completeness.toFixed(3)} | ${s.ari.toFixed(3)} | ` +
         `${s.candidates} | ${s.mixing} (${((100 * s.mixing) / Math.max(1, s.candidates)).toFixed(0)} %) | ` +

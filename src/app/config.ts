@@ -134,17 +134,17 @@ export const environmentSchema = z
       .default('average')
       .describe('Linkage of the agglomerative clustering.'),
     SKILLSMITH_CLUSTER_SIMILARITY: z
-      .enum(['goal', 'product', 'mix', 'gate'])
+      .enum(['goal', 'product', 'mix', 'gate', 'evidence'])
       .optional()
       .describe(
-        "What makes two runs alike: `goal` (goal cosine g alone), `product` (g·t), `mix` (w·g + (1 − w)·t), `gate` (g ≥ τ and t ≥ τ_tool), where t is the tool-sequence similarity of the successful calls. Unset: the embedding model's measured defaults (src/embedding/model-profiles.ts).",
+        "What makes two runs alike: `goal` (goal cosine g alone), `product` (g·t), `mix` (w·g + (1 − w)·t), `gate` (g ≥ τ and t ≥ τ_tool), `evidence` (v·g + (1 − v)·t with t weighted by each tool's rarity in the tenant and the goal's share v falling as the pair's procedures grow more distinctive), where t is the tool-sequence similarity of the successful calls. Unset: the embedding model's measured defaults (src/embedding/model-profiles.ts).",
       ),
     SKILLSMITH_CLUSTER_TAU: fraction
       .optional()
-      .describe("The cut of the `product` and `mix` designs. Unset: the embedding model's measured defaults."),
+      .describe("The cut of the `product`, `mix` and `evidence` designs. Unset: the embedding model's measured defaults."),
     SKILLSMITH_CLUSTER_GOAL_WEIGHT: fraction
       .optional()
-      .describe("`mix`: w, the goal cosine's weight. Unset: the embedding model's measured defaults."),
+      .describe("`mix`: w, the goal cosine's weight; `evidence`: its weight against one fully rare tool. Unset: the embedding model's measured defaults."),
     SKILLSMITH_CLUSTER_TOOL_TAU: fraction
       .optional()
       .describe("`gate`: the tool-sequence similarity a pair needs. Unset: the embedding model's measured defaults."),
@@ -482,8 +482,8 @@ function modelSettings(modelId: string, overrides: ModelSettingOverrides): Model
       SKILLSMITH_EMBEDDING_POOLING: overrides.pooling,
       SKILLSMITH_EMBEDDING_PREFIXES: overrides.prefixes,
       SKILLSMITH_SIMILARITY_TAU: overrides.similarityTau,
-      // Only the `product` and `mix` designs cut on it.
-      SKILLSMITH_CLUSTER_TAU: clusterSimilarity === 'product' || clusterSimilarity === 'mix' ? overrides.clusterTau : 0,
+      // Only the `goal` and `gate` designs do not cut on it.
+      SKILLSMITH_CLUSTER_TAU: clusterSimilarity === 'goal' || clusterSimilarity === 'gate' ? 0 : overrides.clusterTau,
       SKILLSMITH_RECALL_THRESHOLD: overrides.recallThreshold,
     };
     const missing = profileVariables.filter((variable) => given[variable] === undefined);

@@ -5,8 +5,7 @@ import { selectRunsForExtraction, selectRunWording, type RunWindow } from '../ru
 import type { Queryable } from '../store/database.ts';
 import { clusterRuns } from './cluster-goals.ts';
 import { runsOfCountVariants, splitClustersByGoalDeterminedVariants } from './goal-determined-variants.ts';
-import { runSimilarity } from './run-similarity.ts';
-import { ProcedureTable } from './tool-sequence-similarity.ts';
+import { procedureTableFor, runSimilarity } from './run-similarity.ts';
 import { assessClusters, isSuccessfulSequence, type ClusterAssessment, type ClusterRun } from './qualification.ts';
 import { SkillsmithError } from '../errors/skillsmith-error.ts';
 import { turnTaker } from './event-loop-turns.ts';
@@ -98,7 +97,11 @@ export async function clusterRunGoals(
   // Each stage runs synchronously; between stages and between components the worker's other work gets its turn.
   const takeTurn = turnTaker();
   const goalVectors = runs.map((run) => vectorByRun.get(run.runId)!);
-  const procedures = new ProcedureTable(runs.map((run) => ({ tools: run.successfulTools })));
+  const procedures = procedureTableFor(
+    runs.map((run) => ({ tools: run.successfulTools })),
+    synthesis.clusterSimilarity,
+    synthesis.minOccurrences,
+  );
   const similarity = runSimilarity(goalVectors, procedures, {
     design: synthesis.clusterSimilarity,
     goalTau: synthesis.similarityTau,

@@ -15,12 +15,19 @@
  *   apart. A pair joins iff g ≥ τ_goal and t ≥ τ_tool. (Past the gate the goal alone orders merges:
  *   a max of both parts would make every pair whose tool part dominates tie at a few discrete
  *   values, and the cut of a dendrogram with tied merges is not unique.)
+ * - `evidence`: d = 1 − (v·g + (1 − v)·t), cut 1 − τ, where t is the tool similarity weighted by
+ *   each tool's rarity in the tenant (tool-rarity.ts) and the goal's share v = w / (w + (1 − w)·m̄)
+ *   shrinks as the pair's procedures carry more evidence (m̄: the mean of their traces' rarity
+ *   mass). Runs that follow one distinctive procedure belong together whatever their goals' words;
+ *   runs that share only tools every task calls are told apart by their goals. With w the goal's
+ *   weight against one fully rare tool.
  */
 import { dot } from './cosine.ts';
 import { goalDotOf } from './goal-dot.ts';
-import type { ProcedureTable } from './tool-sequence-similarity.ts';
+import { ProcedureTable, type ProcedureTrace } from './tool-sequence-similarity.ts';
+import { toolRarity } from './tool-rarity.ts';
 
-export type SimilarityDesign = 'goal' | 'product' | 'mix' | 'gate';
+export type SimilarityDesign = 'goal' | 'product' | 'mix' | 'gate' | 'evidence';
 
 export interface SimilaritySettings {
   design: SimilarityDesign;
@@ -30,7 +37,7 @@ export interface SimilaritySettings {
   clusterTau: number;
   /** τ_tool of `gate`. */
   toolTau: number;
-  /** w of `mix`: the goal cosine's weight (the tool similarity has 1 − w). */
+  /** w of `mix`: the goal cosine's weight (the tool similarity has 1 − w); of `evidence`, against one fully rare tool. */
   goalWeight: number;
 }
 
@@ -78,10 +85,10 @@ export interface RunSimilarity {
   meanDistanceSums?: MeanDistanceSums;
 }
 
-const designs: readonly SimilarityDesign[] = ['goal', 'product', 'mix', 'gate'];
+const designs: readonly SimilarityDesign[] = ['goal', 'product', 'mix', 'gate', 'evidence'];
 
 /**
- * A design written as the benchmarks take it: `goal:τ`, `product:τ`, `mix:τ:w` (w = goal weight)
+ * A design written as the benchmarks take it: `goal:τ`, `product:τ`, `mix:τ:w` or `evidence:τ:w` (w = goal weight)
  * or `gate:τ_goal:τ_tool`. The numbers are range-checked by `runSimilarity`.
  */
 export function parseSimilarityDesign(spec: string): SimilaritySettings {
@@ -148,7 +155,15 @@ function linearMeanDistanceSums(vectors: Float32Array[], goalWeight: number, pro
   };
 }
 
-/** The configured design over unit goal vectors and the runs' procedure table. */
+/**
+ * The procedure table a design reads: for `evidence` weighted by each tool's rarity among the runs
+ * (for families of `familySize` runs, the clustering's minimum occurrences), plain otherwise.
+ */
+export function procedureTableFor(traces: readonly ProcedureTrace[], design: SimilarityDesign, familySize: number): ProcedureTable {
+  return new ProcedureTable(traces, design === 'evidence' ? { toolWeight: toolRarity(traces.map((trace) => trace.tools), familySize) } : {});
+}
+
+/** The configured design over unit goal vectors and the runs' procedure table (`procedureTableFor`). */
 export function runSimilarity(vectors: Float32Array[], procedures: ProcedureTable, settings: SimilaritySettings): RunSimilarity {
   const { design, goalTau, clusterTau, toolTau } = settings;
   if (design === 'goal') return goalSimilarity(vectors, goalTau);
@@ -177,6 +192,7 @@ export function runSimilarity(vectors: Float32Array[], procedures: ProcedureTabl
       meanDistanceSums: linearMeanDistanceSums(vectors, goalWeight, procedures),
     };
   }
+  if (design === 'evidence') return evidenceSimilarity(goalDot, procedures, clusterTau, settings.goalWeight);
   assertFraction('goalTau', goalTau, { below1: true });
   assertFraction('toolTau', toolTau, { below1: true });
   const goalScale = 1 - goalTau;
@@ -190,6 +206,37 @@ export function runSimilarity(vectors: Float32Array[], procedures: ProcedureTabl
     cutHeight: 1,
     // An edge has g ≥ τ_goal and t ≥ τ_tool (up to the rounding of (1 − t) / (1 − τ_tool) ≤ 1).
     candidateBound: { usesTools: true, goalNeeded: (toolBound) => (toolBound >= toolTau - 1e-9 ? goalTau : Infinity) },
+    procedures,
+  };
+}
+
+/** The `evidence` design over a procedure table weighted by tool rarity. */
+function evidenceSimilarity(
+  goalDot: (a: number, b: number) => number,
+  procedures: ProcedureTable,
+  clusterTau: number,
+  goalWeight: number,
+): RunSimilarity {
+  assertFraction('clusterTau', clusterTau, { below1: false });
+  assertFraction('goalWeight', goalWeight, { below1: true });
+  const toolWeight = 1 - goalWeight;
+  const massOfRun = (run: number) => procedures.traceMass(procedures.traceOfRun[run]!);
+  let largestMass = 0;
+  for (let trace = 0; trace < procedures.distinctCount; trace++) largestMass = Math.max(largestMass, procedures.traceMass(trace));
+  // The least goal share any pair can have: both procedures as heavy as the heaviest.
+  const leastGoalShare = goalWeight / (goalWeight + toolWeight * largestMass);
+  return {
+    distance: (a, b) => {
+      const goalShare = goalWeight / (goalWeight + (toolWeight * (massOfRun(a) + massOfRun(b))) / 2);
+      return 1 - (goalShare * goalDot(a, b) + (1 - goalShare) * procedures.similarity(a, b));
+    },
+    cutHeight: 1 - clusterTau,
+    // v·g + (1 − v)·t ≥ τ with t ≤ T needs g ≥ T + (τ − T) / v: for T < τ at least τ (v = 1),
+    // for T ≥ τ at least T + (τ − T) / v_min.
+    candidateBound: {
+      usesTools: true,
+      goalNeeded: (toolBound) => (toolBound < clusterTau ? clusterTau : toolBound + (clusterTau - toolBound) / leastGoalShare),
+    },
     procedures,
   };
 }

@@ -27,36 +27,53 @@ export function traceOfRun(run: { toolCalls: readonly { tool: string; success: b
 }
 
 // Two rows of the LCS table, reused by every call (a pass compares up to millions of pairs).
-let previousRow = new Uint16Array(64);
-let currentRow = new Uint16Array(64);
+let previousRow = new Float64Array(64);
+let currentRow = new Float64Array(64);
 
-/** Length of the longest common subsequence of two token sequences, in O(|a|·|b|) time and O(|b|) space. */
-export function longestCommonSubsequence(a: ArrayLike<number>, b: ArrayLike<number>): number {
+/**
+ * The weight of the heaviest common subsequence of two token sequences (each token weighs
+ * `weights[token]`, 1 when no weights are given), in O(|a|·|b|) time and O(|b|) space.
+ */
+export function heaviestCommonSubsequence(a: ArrayLike<number>, b: ArrayLike<number>, weights?: Float64Array): number {
   if (a.length === 0 || b.length === 0) return 0;
   if (previousRow.length <= b.length) {
-    previousRow = new Uint16Array(2 * (b.length + 1));
-    currentRow = new Uint16Array(2 * (b.length + 1));
+    previousRow = new Float64Array(2 * (b.length + 1));
+    currentRow = new Float64Array(2 * (b.length + 1));
   }
   let previous = previousRow.fill(0, 0, b.length + 1);
   let current = currentRow.fill(0, 0, b.length + 1);
   for (let i = 1; i <= a.length; i++) {
     const token = a[i - 1]!;
+    const weight = weights ? weights[token]! : 1;
     for (let j = 1; j <= b.length; j++) {
-      current[j] = token === b[j - 1]! ? previous[j - 1]! + 1 : Math.max(previous[j]!, current[j - 1]!);
+      current[j] = token === b[j - 1]! ? previous[j - 1]! + weight : Math.max(previous[j]!, current[j - 1]!);
     }
     [previous, current] = [current, previous];
   }
   return previous[b.length]!;
 }
 
-function similarityOfTokens(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  const total = a.length + b.length;
-  return total === 0 ? 1 : (2 * longestCommonSubsequence(a, b)) / total;
+/** Length of the longest common subsequence of two token sequences. */
+export function longestCommonSubsequence(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  return heaviestCommonSubsequence(a, b);
+}
+
+const massOf = (tokens: ArrayLike<number>, weights: Float64Array | undefined): number => {
+  if (!weights) return tokens.length;
+  let mass = 0;
+  for (let k = 0; k < tokens.length; k++) mass += weights[tokens[k]!]!;
+  return mass;
+};
+
+function similarityOfTokens(a: ArrayLike<number>, b: ArrayLike<number>, weights?: Float64Array): number {
+  const total = massOf(a, weights) + massOf(b, weights);
+  return total === 0 ? 1 : (2 * heaviestCommonSubsequence(a, b, weights)) / total;
 }
 
 /**
  * A trace's tools as a bag: a non-negative unit vector over `ProcedureTable.toolDimension` axes by
- * its non-zero entries (`values`, u[tool] = √(count / length)), the counts behind it and the length.
+ * its non-zero entries (`values`, u[tool] = √(weight · count / mass)), the counts and weights behind
+ * it, and its mass (Σ weight · count: its length when every tool weighs 1).
  */
 export interface SparseToolVector {
   /** Ascending. */
@@ -64,32 +81,40 @@ export interface SparseToolVector {
   values: Float64Array;
   /** How often each axis's tool occurs in the trace (the empty trace: 0 on its own axis). */
   counts: Int32Array;
-  /** Calls in the trace. */
-  length: number;
+  /** Each axis's tool weight. */
+  weights: Float64Array;
+  /** Σ weight · count over the trace's calls. */
+  mass: number;
 }
 
-function toolVectorOf(tokens: Int32Array, emptyAxis: number): SparseToolVector {
-  if (tokens.length === 0) return { axes: Int32Array.of(emptyAxis), values: Float64Array.of(1), counts: Int32Array.of(0), length: 0 };
+function toolVectorOf(tokens: Int32Array, emptyAxis: number, weights: Float64Array | undefined): SparseToolVector {
+  if (tokens.length === 0) {
+    return { axes: Int32Array.of(emptyAxis), values: Float64Array.of(1), counts: Int32Array.of(0), weights: Float64Array.of(1), mass: 0 };
+  }
   const counts = new Map<number, number>();
   for (const token of tokens) counts.set(token, (counts.get(token) ?? 0) + 1);
   const axes = Int32Array.from([...counts.keys()].sort((a, b) => a - b));
+  const axisWeights = Float64Array.from(axes, (axis) => (weights ? weights[axis]! : 1));
+  const mass = massOf(tokens, weights);
   return {
     axes,
-    values: Float64Array.from(axes, (axis) => Math.sqrt(counts.get(axis)! / tokens.length)),
+    values: Float64Array.from(axes, (axis, index) => Math.sqrt((axisWeights[index]! * counts.get(axis)!) / mass)),
     counts: Int32Array.from(axes, (axis) => counts.get(axis)!),
-    length: tokens.length,
+    weights: axisWeights,
+    mass,
   };
 }
 
 /**
  * An upper bound of the similarity of two traces from their bags of tools alone: a common
  * subsequence matches each tool at most min(count_a, count_b) times, so
- * t = 2·LCS / (|a| + |b|) ≤ 2·Σ min(count_a, count_b) / (|a| + |b|) — tighter than the tool vectors'
- * inner product (√(count_a·count_b) ≥ min, and the arithmetic mean of the lengths ≥ their geometric
- * mean), and with the same integer arithmetic as t, so t never exceeds it by a rounding.
+ * t = 2·W(LCS) / (mass_a + mass_b) ≤ 2·Σ weight·min(count_a, count_b) / (mass_a + mass_b) — tighter
+ * than the tool vectors' inner product (√(count_a·count_b) ≥ min, and the arithmetic mean of the
+ * masses ≥ their geometric mean), and with the same arithmetic as t for unit weights, so t never
+ * exceeds it by a rounding.
  */
 export function toolSimilarityBound(a: SparseToolVector, b: SparseToolVector): number {
-  const total = a.length + b.length;
+  const total = a.mass + b.mass;
   if (total === 0) return 1;
   let common = 0;
   let i = 0;
@@ -97,7 +122,7 @@ export function toolSimilarityBound(a: SparseToolVector, b: SparseToolVector): n
   while (i < a.axes.length && j < b.axes.length) {
     const axisA = a.axes[i]!;
     const axisB = b.axes[j]!;
-    if (axisA === axisB) common += Math.min(a.counts[i++]!, b.counts[j++]!);
+    if (axisA === axisB) common += a.weights[i]! * Math.min(a.counts[i++]!, b.counts[j++]!);
     else if (axisA < axisB) i++;
     else j++;
   }
@@ -127,7 +152,15 @@ export class ProcedureTable {
   private lastValue = 0;
   private readonly toolVectors: SparseToolVector[];
 
-  constructor(traces: readonly ProcedureTrace[]) {
+  /** Each tool's weight by token id (absent: every tool weighs 1). */
+  private readonly weights: Float64Array | undefined;
+
+  /**
+   * `toolWeight` makes the similarity weighted: a common subsequence is worth the weights of the
+   * tools it matches, a trace the weights of its calls (e.g. a tool's rarity across the tenant, so
+   * sharing a tool every task calls says less than sharing one only this task calls). Weights > 0.
+   */
+  constructor(traces: readonly ProcedureTrace[], options: { toolWeight?: (tool: string) => number } = {}) {
     const toolIds = new Map<string, number>();
     const traceIds = new Map<string, number>();
     this.traceOfRun = new Int32Array(traces.length);
@@ -148,7 +181,16 @@ export class ProcedureTable {
     const count = this.distinct.length;
     this.distinctCount = count;
     this.toolDimension = toolIds.size + 1;
-    this.toolVectors = this.distinct.map((tokens) => toolVectorOf(tokens, toolIds.size));
+    const toolWeight = options.toolWeight;
+    if (toolWeight) {
+      this.weights = new Float64Array(toolIds.size);
+      for (const [tool, id] of toolIds) {
+        const weight = toolWeight(tool);
+        if (!(weight > 0)) throw new RangeError(`tool weight of ${tool} must be > 0, got ${weight}`);
+        this.weights[id] = weight;
+      }
+    }
+    this.toolVectors = this.distinct.map((tokens) => toolVectorOf(tokens, toolIds.size, this.weights));
     if (count <= tabulatedTraceLimit) {
       const table = new Float64Array(count * count);
       for (let i = 0; i < count; i++) {
@@ -164,7 +206,7 @@ export class ProcedureTable {
   }
 
   private computeSimilarity(traceA: number, traceB: number): number {
-    return similarityOfTokens(this.distinct[traceA]!, this.distinct[traceB]!);
+    return similarityOfTokens(this.distinct[traceA]!, this.distinct[traceB]!, this.weights);
   }
 
   /** The similarity of two distinct traces (indices as in `traceOfRun`), in [0, 1]; symmetric. */
@@ -189,6 +231,11 @@ export class ProcedureTable {
    */
   toolVector(trace: number): SparseToolVector {
     return this.toolVectors[trace]!;
+  }
+
+  /** A distinct trace's mass: Σ weight over its calls (its length when unweighted). */
+  traceMass(trace: number): number {
+    return this.toolVectors[trace]!.mass;
   }
 
   /** The tool-sequence similarity of runs `a` and `b`, in [0, 1]; symmetric. */

@@ -18,12 +18,14 @@ import { createSeededRandom, type SeededRandom } from '../clustering/seeded-rand
 type Slots = Readonly<Record<string, readonly string[]>>;
 type SlotValues = Readonly<Record<string, string>>;
 
-interface FamilyStep {
+export interface FamilyStep {
   tool: string;
   /** Probability that the step is taken at all (1 = always). */
   probability?: number;
   /** Slot or produced value names whose values become the call's args. */
   args?: readonly string[];
+  /** Slot names passed only in some runs, with the chance of each (optional arguments). */
+  optionalArgs?: Readonly<Record<string, number>>;
   /** The result summary; `{name}` placeholders are filled from slot and produced values. */
   summary: string;
   /**
@@ -654,8 +656,8 @@ const AGENT_IDS: readonly string[] = ['ops-agent', 'dev-agent', 'support-agent',
 export interface GenerateRunsOptions {
   seed: number;
   runs: number;
-  /** Which families (default `classic`, the demo sample's). */
-  catalog?: 'classic' | 'varied';
+  /** Which families (default `classic`, the demo sample's), or a catalog of the caller's own. */
+  catalog?: 'classic' | 'varied' | readonly TaskFamily[];
   /** Written into every report; when omitted reports get the schema default ("default"). */
   tenantId?: string;
   /** Restrict to these family ids (default: all). */
@@ -708,6 +710,7 @@ function familyCalls(random: SeededRandom, family: TaskFamily, slotValues: SlotV
     if (!random.chance(step.probability ?? 1)) continue;
     const args: Record<string, string> = {};
     for (const name of step.args ?? []) args[name] = values[name] ?? '';
+    for (const [name, chance] of Object.entries(step.optionalArgs ?? {})) if (random.chance(chance)) args[name] = values[name] ?? '';
     for (const [name, pattern] of Object.entries(step.produces ?? {})) values[name] = produceValue(random, pattern);
     calls.push({ tool: step.tool, args, summary: fill(step.summary, values) });
   }
@@ -736,7 +739,7 @@ function pad(value: number, width: number): string {
 /** Yields runs one at a time (constant memory for large benchmark files). */
 export function* iterateRuns(options: GenerateRunsOptions): Generator<GeneratedRun> {
   const random = createSeededRandom(options.seed);
-  const catalog = options.catalog === 'varied' ? VARIED_TASK_FAMILIES : TASK_FAMILIES;
+  const catalog = options.catalog === 'varied' ? VARIED_TASK_FAMILIES : options.catalog === 'classic' || options.catalog === undefined ? TASK_FAMILIES : options.catalog;
   const families = options.families === undefined ? catalog : catalog.filter((family) => options.families?.includes(family.id));
   if (families.length === 0) throw new RangeError(`no task family matches ${JSON.stringify(options.families)}`);
   const distractorRate = options.distractorRate ?? 0.05;

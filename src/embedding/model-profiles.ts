@@ -8,7 +8,7 @@
 
 export type Pooling = 'mean' | 'cls';
 export type Prefixes = 'nomic' | 'none';
-export type ClusterSimilarity = 'goal' | 'product' | 'mix' | 'gate';
+export type ClusterSimilarity = 'goal' | 'product' | 'mix' | 'gate' | 'evidence';
 
 /** How runs are judged alike when clustering (src/clustering/run-similarity.ts). */
 export interface ClusteringDefaults {
@@ -70,7 +70,7 @@ const minilm: ModelProfile = {
   // the learning evals measured (bench/results/2026-12-01-everything-together.md: at 0.5 NESTFUL's family
   // recall fell from 76 to 53 of 96). The `goal` design, if chosen, wants 0.5 (linkage choice).
   similarityTau: 0.82,
-  clustering: { similarity: 'mix', clusterTau: 0.7, goalWeight: 0.5, toolTau: 0.85 },
+  clustering: { similarity: 'evidence', clusterTau: 0.7, goalWeight: 0.6, toolTau: 0.85 },
   recallThreshold: 0.415,
 };
 

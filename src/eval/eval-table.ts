@@ -46,6 +46,12 @@ export function formatEvalReport(report: EvalReport): string {
     ],
     ['held-out goals answered at all', heldout ? `${heldout.answered} / ${heldout.positives}` : '–'],
     [
+      'held-out goals given a wrong skill (family without one)',
+      heldout
+        ? `${heldout.wrongSkill} / ${heldout.positives} = ${percent(heldout.wrongSkillRate)} (${heldout.wrongSkillUncovered})`
+        : '–',
+    ],
+    [
       'false positives on negatives',
       heldout ? `${heldout.falsePositives} / ${heldout.negatives} = ${percent(heldout.falsePositiveRate)}` : '–',
     ],

@@ -85,6 +85,11 @@ export interface EvalReport {
     top1: number;
     top2: number;
     answered: number;
+    /** Positives answered with a skill that does not own their family. */
+    wrongSkill: number;
+    /** Of those, goals whose family has no skill (recall should have abstained). */
+    wrongSkillUncovered: number;
+    wrongSkillRate: number;
     top1Rate: number;
     top2Rate: number;
     top1CoveredRate: number;
@@ -284,6 +289,7 @@ export async function runEval(deps: EvalDependencies, options: EvalOptions, corp
     heldout: options.heldoutFile
       ? {
           ...recallScores,
+          wrongSkillRate: rate(recallScores.wrongSkill, recallScores.positives),
           top1Rate: rate(recallScores.top1, recallScores.positives),
           top2Rate: rate(recallScores.top2, recallScores.positives),
           top1CoveredRate: rate(recallScores.top1, recallScores.covered),

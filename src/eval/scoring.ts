@@ -166,6 +166,10 @@ export interface RecallScores {
   top2: number;
   /** Positives for which recall returned anything at all (a miss is then a wrong skill, not silence). */
   answered: number;
+  /** Positives whose first returned skill does not own their family: a wrong skill rather than none. */
+  wrongSkill: number;
+  /** Of those, goals whose family has no owning skill at all (recall should have abstained). */
+  wrongSkillUncovered: number;
   /** Goals labelled null: no skill should come back. */
   negatives: number;
   /** Negatives for which anything came back. */
@@ -174,7 +178,17 @@ export interface RecallScores {
 
 /** Held-out recall: a hit when a returned skill owns the goal's family (≥ OWNERSHIP_SHARE of its provenance). */
 export function scoreRecall(cases: readonly RecallCase[], owners: ReadonlyMap<string, readonly string[]>): RecallScores {
-  const scores: RecallScores = { positives: 0, covered: 0, top1: 0, top2: 0, answered: 0, negatives: 0, falsePositives: 0 };
+  const scores: RecallScores = {
+    positives: 0,
+    covered: 0,
+    top1: 0,
+    top2: 0,
+    answered: 0,
+    wrongSkill: 0,
+    wrongSkillUncovered: 0,
+    negatives: 0,
+    falsePositives: 0,
+  };
   for (const { family, returned } of cases) {
     if (family === null) {
       scores.negatives += 1;
@@ -186,6 +200,10 @@ export function scoreRecall(cases: readonly RecallCase[], owners: ReadonlyMap<st
     const owning = new Set(owners.get(family) ?? []);
     if (owning.size > 0) scores.covered += 1;
     if (returned[0] !== undefined && owning.has(returned[0])) scores.top1 += 1;
+    else if (returned[0] !== undefined) {
+      scores.wrongSkill += 1;
+      if (owning.size === 0) scores.wrongSkillUncovered += 1;
+    }
     if (returned.slice(0, 2).some((name) => owning.has(name))) scores.top2 += 1;
   }
   return scores;

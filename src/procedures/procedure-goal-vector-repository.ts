@@ -143,6 +143,8 @@ const CANDIDATE_VECTORS = 40;
 const CANDIDATE_FULL_TEXT_ROWS = 50;
 /** Procedures in the full-text ranking. */
 const CANDIDATE_LEXICAL = 20;
+/** The uncovered runs nearest the goal that recall weighs against each procedure (the abstention rule). */
+const CONTRAST_RUNS = 3;
 /** Reciprocal-rank fusion's constant (Cormack et al., 2009): 1 / (k + rank) from each list. */
 const RRF_K = 60;
 
@@ -190,11 +192,21 @@ export async function searchRecallVectors(
         WHERE gv.tenant_id = $1 AND gv.model_id = $4 AND gv.dimension = ${d}
         ORDER BY gv.embedding::vector(${d}) <=> $2::vector(${d})
         LIMIT ${CANDIDATE_VECTORS}
-     ), semantic AS (
+     ), best AS (
        SELECT procedure_id, max(similarity) AS similarity,
-              max(similarity) FILTER (WHERE source LIKE 'run:%') AS goal_similarity,
-              row_number() OVER (ORDER BY max(similarity) DESC, procedure_id) AS rank
+              max(similarity) FILTER (WHERE source LIKE 'run:%') AS goal_similarity
          FROM nearest GROUP BY procedure_id
+     ), semantic AS (
+       -- Ranked by the cosine with the centroid of the procedure's learned goals: a prototype of
+       -- paraphrases ranks a new wording better than its nearest single goal does
+       -- (bench/results/2026-12-04-paraphrased-runs.md); the best single cosine where there is no centroid.
+       SELECT b.procedure_id, b.similarity, b.goal_similarity,
+              row_number() OVER (ORDER BY coalesce(c.similarity, b.similarity) DESC, b.procedure_id) AS rank
+         FROM best b
+         LEFT JOIN LATERAL (SELECT 1 - (p.goal_centroid::vector(${d}) <=> $2::vector(${d})) AS similarity
+                              FROM procedures p
+                             WHERE p.tenant_id = $1 AND p.id = b.procedure_id AND p.goal_centroid_model = $4
+                               AND vector_dims(p.goal_centroid) = ${d}) c ON true
      ), lexical_rows AS (
        SELECT gv.procedure_id, gv.search
          FROM procedure_goal_vectors gv JOIN semantic s USING (procedure_id)
@@ -223,6 +235,20 @@ export async function searchRecallVectors(
          FROM (SELECT procedure_id FROM semantic UNION SELECT procedure_id FROM lexical) c
          LEFT JOIN semantic s USING (procedure_id)
          LEFT JOIN lexical l USING (procedure_id)
+     ), uncovered AS MATERIALIZED (
+       -- The tenant's runs no procedure was learned from or observed in whose goals come nearest the
+       -- goal, and the tools each called: a run nearer the goal than a procedure's own goals that did
+       -- another job says the goal is that job's, which has no skill (src/recall/recall.ts).
+       SELECT n.similarity,
+              coalesce((SELECT array_agg(DISTINCT tc.tool) FROM tool_calls tc
+                         WHERE tc.tenant_id = $1 AND tc.run_id = n.run_id AND tc.success), '{}') AS tools
+         FROM (SELECT ge.run_id, 1 - (ge.embedding::vector(${d}) <=> $2::vector(${d})) AS similarity
+                 FROM goal_embeddings ge
+                WHERE $8::float8 IS NOT NULL AND ge.tenant_id = $1 AND ge.model_id = $4 AND ge.dimension = ${d}
+                  AND NOT EXISTS (SELECT 1 FROM procedure_runs pr WHERE pr.tenant_id = $1 AND pr.run_id = ge.run_id)
+                  AND NOT EXISTS (SELECT 1 FROM procedure_observations po WHERE po.tenant_id = $1 AND po.run_id = ge.run_id)
+                ORDER BY similarity DESC
+                LIMIT ${CONTRAST_RUNS}) n
      ), ranked AS MATERIALIZED (
        SELECT p.id, p.skill_id, p.name, p.when_to_use, p.tools_required, p.revision, f.similarity, f.fused
          FROM fused f
@@ -238,6 +264,12 @@ export async function searchRecallVectors(
                                                 WHERE gv.tenant_id = $1 AND gv.procedure_id = p.id
                                                   AND gv.model_id = $4 AND gv.dimension = ${d} AND gv.source LIKE 'run:%'))
                   >= least(p.recall_loosest - $8::float8, $9::float8))
+          -- Abstain when a run of another job is nearer the goal than anything the procedure is for:
+          -- one that called under half of the procedure's tools.
+          AND NOT EXISTS (SELECT 1 FROM uncovered u
+                           WHERE u.similarity > f.similarity
+                             AND 2 * (SELECT count(*) FROM jsonb_array_elements_text(p.tools_required) AS t(tool) WHERE t.tool = ANY(u.tools))
+                                 < jsonb_array_length(p.tools_required))
         ORDER BY f.fused DESC, f.similarity DESC, p.name
         LIMIT $6
      )

@@ -14,6 +14,12 @@ import type { RecallUsage } from './recall-usage.ts';
  * the procedure's own acceptance (as close as its learned goals come to each other, less a slack),
  * bodies cut at 1,500 characters with an explicit marker. A method for planners, never an
  * LLM-facing tool.
+ *
+ * Recall abstains rather than hand out a neighbouring task's skill: when one of the tenant's runs
+ * that no procedure was learned from or observed in lies nearer the goal than anything a
+ * procedure is for, and that run called under half of the procedure's tools, the goal is taken
+ * to be that run's job — which has no skill — and the procedure is not returned. A run that
+ * followed the procedure is evidence for it, not against.
  */
 
 export const MAX_RECALL_BODY_CHARS = 1500;

@@ -8,6 +8,7 @@ import {
 } from '../../src/clustering/sparse-nearest-neighbour-chain.ts';
 import {
   goalSimilarity,
+  procedureTableFor,
   runSimilarity,
   type RunSimilarity,
   type SimilarityDesign,
@@ -144,12 +145,13 @@ describe('the sparse nearest-neighbour chain equals ml-hclust and the dense chai
     { design: 'mix', goalTau: 0, clusterTau: 0.7, toolTau: 0, goalWeight: 0.5 },
     { design: 'product', goalTau: 0, clusterTau: 0.6, toolTau: 0, goalWeight: 0 },
     { design: 'gate', goalTau: 0.6, clusterTau: 0, toolTau: 0.6, goalWeight: 0 },
+    { design: 'evidence', goalTau: 0, clusterTau: 0.7, toolTau: 0, goalWeight: 0.6 },
   ];
   for (const settings of designs) {
     for (const linkage of linkages) {
       it(`${settings.design}, ${linkage} linkage: one tangled component of 300 runs, pairs beyond the cut never stored`, () => {
         const vectors = randomUnitVectors(300, 4, 31);
-        const procedures = new ProcedureTable(randomTraces(300, 31));
+        const procedures = procedureTableFor(randomTraces(300, 31), settings.design, 3);
         const similarity = runSimilarity(vectors, procedures, settings);
         const edges = edgesWithinCut(300, similarity);
         // The data must exercise the sparse path: most pairs are missing, clusters form inside.
@@ -191,12 +193,13 @@ describe('procedure-aware clustering equals ml-hclust on the whole set under the
     { design: 'product', goalTau: 0, clusterTau: 0.75, toolTau: 0, goalWeight: 0 },
     { design: 'mix', goalTau: 0, clusterTau: 0.8, toolTau: 0, goalWeight: 0.5 },
     { design: 'gate', goalTau: 0.75, clusterTau: 0, toolTau: 0.7, goalWeight: 0 },
+    { design: 'evidence', goalTau: 0, clusterTau: 0.8, toolTau: 0, goalWeight: 0.6 },
   ];
   for (const settings of designs) {
     for (const linkage of linkages) {
       it(`${settings.design}: ${linkage} linkage on 400 runs (random 6-d goals, random procedures)`, async () => {
         const vectors = randomUnitVectors(400, 6, 23);
-        const procedures = new ProcedureTable(randomTraces(400, 23));
+        const procedures = procedureTableFor(randomTraces(400, 23), settings.design, 3);
         const similarity = runSimilarity(vectors, procedures, settings);
         const ours = await expectSameRunPartitionAsWholeSet(vectors, similarity, linkage);
         expect(ours.componentCount).toBeGreaterThan(5);
@@ -212,7 +215,7 @@ describe('procedure-aware clustering equals ml-hclust on the whole set under the
         fc.integer({ min: 1, max: 2 ** 31 - 1 }),
         fc.integer({ min: 2, max: 50 }),
         fc.integer({ min: 2, max: 5 }),
-        fc.constantFrom<SimilarityDesign>('goal', 'product', 'mix', 'gate'),
+        fc.constantFrom<SimilarityDesign>('goal', 'product', 'mix', 'gate', 'evidence'),
         fc.double({ min: 0.3, max: 0.95, noNaN: true }),
         fc.double({ min: 0.3, max: 0.95, noNaN: true }),
         fc.double({ min: 0.2, max: 0.8, noNaN: true }),
@@ -220,7 +223,7 @@ describe('procedure-aware clustering equals ml-hclust on the whole set under the
         fc.constantFrom(undefined, 2),
         async (seed, count, dimension, design, tau, toolTau, goalWeight, linkage, denseComponentLimit) => {
           const vectors = randomUnitVectors(count, dimension, seed);
-          const procedures = new ProcedureTable(randomTraces(count, seed));
+          const procedures = procedureTableFor(randomTraces(count, seed), design, 3);
           const similarity = runSimilarity(vectors, procedures, { design, goalTau: tau, clusterTau: tau, toolTau, goalWeight });
           await expectSameRunPartitionAsWholeSet(vectors, similarity, linkage, denseComponentLimit);
         },
@@ -247,15 +250,16 @@ describe('tauComponents', () => {
     expect(product.components).toEqual(allPairs.components);
   });
 
-  it('finds the same components and edges from the procedure-aware bound as from every pair (mix, product and gate)', async () => {
+  it('finds the same components and edges from the procedure-aware bound as from every pair (mix, product, gate and evidence)', async () => {
     const vectors = randomUnitVectors(1200, 6, 13);
-    const procedures = new ProcedureTable(randomTraces(1200, 13));
+    const traces = randomTraces(1200, 13);
     for (const settings of [
+      { design: 'evidence', goalTau: 0, clusterTau: 0.8, toolTau: 0, goalWeight: 0.6 },
       { design: 'mix', goalTau: 0, clusterTau: 0.8, toolTau: 0, goalWeight: 0.5 },
       { design: 'product', goalTau: 0, clusterTau: 0.7, toolTau: 0, goalWeight: 0 },
       { design: 'gate', goalTau: 0.8, clusterTau: 0, toolTau: 0.7, goalWeight: 0 },
     ] satisfies SimilaritySettings[]) {
-      const similarity = runSimilarity(vectors, procedures, settings);
+      const similarity = runSimilarity(vectors, procedureTableFor(traces, settings.design, 3), settings);
       const product = await thresholdComponents(vectors, similarity, { candidates: 'matrix-product' });
       const allPairs = await thresholdComponents(vectors, similarity, { candidates: 'all-pairs' });
       expect(product.components).toEqual(allPairs.components);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { clusterRuns } from '../../src/clustering/cluster-goals.ts';
 import { splitClustersByGoalDeterminedVariants } from '../../src/clustering/goal-determined-variants.ts';
-import { runSimilarity } from '../../src/clustering/run-similarity.ts';
+import { procedureTableFor, runSimilarity } from '../../src/clustering/run-similarity.ts';
 import { ProcedureTable, traceOfRun, type ProcedureTrace } from '../../src/clustering/tool-sequence-similarity.ts';
 import { clusteringDefaultsFor } from '../../src/app/config.ts';
 import { createSeededRandom } from '../../src/clustering/seeded-random.ts';
@@ -90,7 +90,7 @@ describe('procedure-aware clustering recovers generated families (property)', ()
         fc.integer({ min: 1, max: 2 }),
         async (seed, familyCount, decoyCount) => {
           const { vectors, traces, labels } = generate(seed, familyCount, decoyCount);
-          const similarity = runSimilarity(vectors, new ProcedureTable(traces), {
+          const similarity = runSimilarity(vectors, procedureTableFor(traces, defaults.similarity, 3), {
             design: defaults.similarity,
             goalTau: 0.5,
             clusterTau: defaults.clusterTau,

@@ -129,6 +129,36 @@ describe('tool-sequence similarity', () => {
     expect(toolSimilarityBound(prefix!, full!)).toBe(2 / 6);
   });
 
+  it('weighted by tool: a shared rare tool says more than a shared common one, and both bounds still hold (property)', async () => {
+    const weights: Record<string, number> = { a: 1, b: 0.2, c: 0.7, d: 0.05 };
+    const toolWeight = (tool: string) => weights[tool]!;
+    // Two-step procedures that share one step: the rare one (a) or the common one (b).
+    const sharedRare = new ProcedureTable([{ tools: ['a', 'c'] }, { tools: ['a', 'd'] }], { toolWeight });
+    const sharedCommon = new ProcedureTable([{ tools: ['b', 'c'] }, { tools: ['b', 'd'] }], { toolWeight });
+    expect(sharedRare.similarity(0, 1)).toBeCloseTo((2 * 1) / (1.7 + 1.05), 12);
+    expect(sharedCommon.similarity(0, 1)).toBeCloseTo((2 * 0.2) / (0.9 + 0.25), 12);
+    expect(sharedRare.traceMass(sharedRare.traceOfRun[0]!)).toBeCloseTo(1.7, 12);
+    const { default: fc } = await import('fast-check');
+    const trace = fc.array(fc.constantFrom('a', 'b', 'c', 'd'), { maxLength: 9 });
+    fc.assert(
+      fc.property(trace, trace, (a, b) => {
+        const table = new ProcedureTable([{ tools: a }, { tools: b }], { toolWeight });
+        const [u, v] = [0, 1].map((run) => table.toolVector(table.traceOfRun[run]!));
+        const bagBound = toolSimilarityBound(u!, v!);
+        expect(bagBound + 1e-12).toBeGreaterThanOrEqual(table.similarity(0, 1));
+        let product = 0;
+        u!.axes.forEach((axis, index) => {
+          const at = v!.axes.indexOf(axis);
+          if (at !== -1) product += u!.values[index]! * v!.values[at]!;
+        });
+        expect(bagBound).toBeLessThanOrEqual(product + 1e-12);
+        expect(u!.values.reduce((sum, value) => sum + value * value, 0)).toBeCloseTo(1, 12);
+      }),
+      { numRuns: 1000, seed: 20261204 },
+    );
+    expect(() => new ProcedureTable([{ tools: ['a'] }], { toolWeight: () => 0 })).toThrow(/must be > 0/);
+  });
+
   it('computes a pair past the tabulated limit once and gives the tabulated value', () => {
     const traces = Array.from({ length: 4200 }, (_, index) => completed(...booking.slice(0, 2), `tool-${index}`));
     const large = new ProcedureTable(traces);

@@ -130,8 +130,19 @@ describe('scoreRecall and scoreInSample', () => {
       ],
       owners,
     );
-    // grant has no owning skill: not covered.
-    expect(scores).toEqual({ positives: 4, covered: 3, top1: 1, top2: 2, answered: 3, negatives: 2, falsePositives: 1 });
+    // grant has no owning skill: not covered, and given deploy-service a wrong skill where none was right;
+    // "roll out" got restore-db first: a wrong skill for a covered family.
+    expect(scores).toEqual({
+      positives: 4,
+      covered: 3,
+      top1: 1,
+      top2: 2,
+      answered: 3,
+      wrongSkill: 2,
+      wrongSkillUncovered: 1,
+      negatives: 2,
+      falsePositives: 1,
+    });
   });
 
   it('counts a skill’s own goals that get it back first', () => {
@@ -187,6 +198,9 @@ describe('formatEvalReport', () => {
         top1: 1,
         top2: 2,
         answered: 3,
+        wrongSkill: 2,
+        wrongSkillUncovered: 1,
+        wrongSkillRate: 0.5,
         top1Rate: 0.25,
         top2Rate: 0.5,
         top1CoveredRate: 0.5,
@@ -205,6 +219,7 @@ describe('formatEvalReport', () => {
     expect(table).toMatch(/family recall \(one clean skill\)\s+1 \/ 2 = 50\.0 %/);
     expect(table).toMatch(/held-out recall top-1 \/ top-2\s+1 \/ 2 of 4 = 25\.0 % \/ 50\.0 %/);
     expect(table).toMatch(/held-out goals answered at all\s+3 \/ 4/);
+    expect(table).toMatch(/held-out goals given a wrong skill \(family without one\)\s+2 \/ 4 = 50\.0 % \(1\)/);
     expect(table).toMatch(/held-out top-1 \/ top-2 where the family has a skill\s+1 \/ 2 of 2 = 50\.0 % \/ 100\.0 %/);
     expect(table).toMatch(/false positives on negatives\s+1 \/ 2 = 50\.0 %/);
     expect(table).toMatch(/in-sample recall top-1\s+3 \/ 4 = 75\.0 %/);

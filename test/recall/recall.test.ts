@@ -302,6 +302,33 @@ describe('recall_skill: a procedure found by what it is for', () => {
     ]);
   });
 
+  it('abstains for a job without a skill: a run of another job nearer the goal than anything the procedure is for', async () => {
+    const tenant = 'initech';
+    const rotate = corpus[1];
+    await learnFromRuns(tenant, rotate);
+    const goal = 'find out who used the leaked token for the slack integration';
+    // Before the tenant has done that job, its nearest skill is handed out: a neighbour, not the job.
+    expect((await recallSkill(deps, tenant, { goal })).map((match) => match.name)).toEqual([rotate.name]);
+    // A run of the other job (reading the vault's access log, not rotating), which no procedure covers.
+    await upsertRuns(database.pool, tenant, [
+      runReport(tenant, 'audit-1', 'find who used the leaked token for the github integration', ['vault.audit_log', 'report.write']),
+    ]);
+    await embedMissingGoals(database.pool, embedder, tenant, { pageSize: 32 });
+    expect(await recallSkill(deps, tenant, { goal })).toEqual([]);
+    // Its own job's goals are still answered.
+    expect((await recallSkill(deps, tenant, { goal: rotate.fresh })).map((match) => match.name)[0]).toBe(rotate.name);
+    // An uncovered run that followed the procedure (most of its tools) is evidence for it, not against.
+    await upsertRuns(database.pool, tenant, [
+      runReport(tenant, 'rotate-4', 'audit who accessed the slack api key, then rotate it', [...rotate.tools, 'report.write']),
+    ]);
+    await embedMissingGoals(database.pool, embedder, tenant, { pageSize: 32 });
+    expect((await recallSkill(deps, tenant, { goal: 'audit who accessed the slack api key, then rotate it' })).map((match) => match.name)).toEqual([
+      rotate.name,
+    ]);
+    // Calibration (threshold off) turns the rule off with every other gate.
+    expect((await recallSkill({ ...deps, threshold: -1 }, tenant, { goal, topK: 1 })).map((match) => match.name)).toEqual([rotate.name]);
+  });
+
   it("caps a procedure's own acceptance: near-copy learned goals do not ask a new goal to be a copy", async () => {
     const tenant = 'initech';
     await learnFromRuns(tenant, nearCopies);

@@ -56,6 +56,8 @@ function similarityLabel({ similarity, similarityTau }: ClusterPassResult): stri
       return `${similarity.goalWeight} × goal cosine + ${+(1 - similarity.goalWeight).toFixed(3)} × tool-sequence similarity ≥ ${similarity.clusterTau}`;
     case 'gate':
       return `goal cosine ≥ ${similarityTau} and tool-sequence similarity ≥ ${similarity.toolTau}`;
+    case 'evidence':
+      return `goal cosine and rarity-weighted tool-sequence similarity (goal weight ${similarity.goalWeight} against one rare tool) ≥ ${similarity.clusterTau}`;
   }
 }
 
