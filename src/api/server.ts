@@ -68,7 +68,7 @@ export async function buildApiServer(dependencies: ApiDependencies): Promise<Api
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  app.setErrorHandler(createErrorHandler(logger));
+  app.setErrorHandler(createErrorHandler(logger, services.storageFailures));
   app.setNotFoundHandler((request, reply) => reply.code(404).send(notFoundBody(request.method, request.url)));
 
   app.decorateRequest('principal', principalDecorator);
