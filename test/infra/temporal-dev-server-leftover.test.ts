@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, runningCommand, startTemporalDevServer } from '../../src/infra/temporal-dev-server.ts';
+import { runningCommand } from '../../src/infra/local-process.ts';
+import { freePort, startTemporalDevServer } from '../../src/infra/temporal-dev-server.ts';
 import { until } from '../support/until.ts';
 
 const moduleUrl = new URL('../../src/infra/temporal-dev-server.ts', import.meta.url).href;
