@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { closeSync, fchmodSync, fstatSync, openSync, readSync } from 'node:fs';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -137,9 +137,20 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
 
   // A persistent server is the stack's: one a killed stack left on the same history goes first.
   if (options.dbFile) await stopLeftoverServer(options.dbFile, options.onProgress);
+  // Workflow histories and their logs hold what agents did: readable by the owner only, also
+  // where an earlier version left them readable by all.
   const logDirectory = resolve(options.home, 'logs');
   await mkdir(logDirectory, { recursive: true, mode: 0o700 });
+  await chmod(logDirectory, 0o700);
   const logFile = resolve(logDirectory, `temporal-${port}.log`);
+  if (options.dbFile) {
+    // The server creates its files under umask 077 (below); these are the ones an earlier start made.
+    for (const file of [options.dbFile, `${options.dbFile}-wal`, `${options.dbFile}-shm`]) {
+      await chmod(file, 0o600).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
+    }
+  }
   const pidFile = options.dbFile ? `${options.dbFile}.pid` : undefined;
   let child: ChildProcess | undefined;
   let exitReason: string | undefined;
@@ -164,9 +175,14 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     // stdout is a pipe dies of SIGPIPE on its next log line once the reader is gone, so a killed
     // owner would take its server down at a random moment instead of leaving it to be stopped.
     const logFd = openSync(logFile, 'a', 0o600);
+    fchmodSync(logFd, 0o600);
     let started: ChildProcess;
     try {
-      started = spawn(cli.path, args, { stdio: ['ignore', logFd, logFd], detached: false });
+      // Through a shell only to set the umask: Node cannot set one for a single child.
+      started = spawn('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', cli.path, ...args], {
+        stdio: ['ignore', logFd, logFd],
+        detached: false,
+      });
     } finally {
       closeSync(logFd);
     }

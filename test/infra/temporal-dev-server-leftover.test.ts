@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, readFile, readlink, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -128,7 +128,24 @@ describe('the stack Temporal dev server after its owner was SIGKILLed', () => {
     const home = await mkdtemp(join(tmpdir(), 'skillsmith-temporal-supervised-'));
     homes.push(home);
     const dbFile = join(home, 'temporal.db');
-    const server = await startTemporalDevServer({ home, cliPath, port: await freePort(), uiPort: false, dbFile });
+    // As an earlier version left them: readable by every local user.
+    await mkdir(join(home, 'logs'), { mode: 0o755 });
+    await chmod(join(home, 'logs'), 0o755);
+    const port = await freePort();
+    const earlier = await startTemporalDevServer({ home, cliPath, port, uiPort: false, dbFile });
+    await earlier.stop();
+    await chmod(dbFile, 0o644);
+    const server = await startTemporalDevServer({ home, cliPath, port, uiPort: false, dbFile });
+    const modes = async () =>
+      Object.fromEntries(
+        await Promise.all(
+          [dbFile, `${dbFile}.pid`, join(home, 'logs'), ...(await readdir(join(home, 'logs'))).map((file) => join(home, 'logs', file))].map(
+            async (file) => [file.slice(home.length + 1), ((await stat(file)).mode & 0o777).toString(8)],
+          ),
+        ),
+      );
+    // Workflow histories and logs are the owner's alone (issue #30 item 7).
+    for (const [file, mode] of Object.entries(await modes())) expect(mode, file).toBe(file === 'logs' ? '700' : '600');
     const events: string[] = [];
     const supervisor = superviseServer(
       { name: 'the Temporal dev server', ...server },
