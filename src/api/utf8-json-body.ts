@@ -51,11 +51,11 @@ export function parseJsonAsStrictUtf8(
       text = strictUtf8.decode(bytes);
     } catch {
       // Not UTF-8: parsed leniently only to say where.
-      parseJson(request, lenientUtf8.decode(bytes), (error, parsed) => {
+      void parseJson(request, lenientUtf8.decode(bytes), (error, parsed) => {
         done(error ?? new InvalidUtf8Body(fieldWithReplacement(parsed, '') ?? 'the body'), undefined);
       });
       return;
     }
-    parseJson(request, text, done);
+    void parseJson(request, text, done);
   });
 }
