@@ -22,6 +22,12 @@ export interface ReadinessDependencies {
   taskQueue: string;
   /** Each check's own bound, so a hung dependency answers "not ready" instead of hanging the probe. */
   timeoutMs?: number;
+  /**
+   * Tries of a check before it says not ready (default 1): `skillsmith status`, a new process on a
+   * possibly loaded machine, tries twice, so one slow connection does not read as an outage while a
+   * real one (refused, failing again) still does.
+   */
+  attempts?: number;
   /** A poller seen longer ago than this no longer counts as a worker (Temporal keeps pollers listed for minutes). */
   pollerFreshnessMs?: number;
   /** Writes refused for want of disk: the database is not ready while one is recent, though SELECT 1 answers. */
@@ -112,9 +118,18 @@ export function createReadiness(dependencies: ReadinessDependencies): () => Prom
       return [temporal, { name: 'worker', ok: false, detail: reason(error) }];
     }
   };
+  const attempts = dependencies.attempts ?? 1;
+  const tried = async (check: () => Promise<ReadinessCheck[]>) => {
+    let checks = await check();
+    for (let attempt = 1; attempt < attempts && !checks.every((one) => one.ok); attempt += 1) checks = await check();
+    return checks;
+  };
   return async () => {
     const checks = (
-      await Promise.all([checkDatabase(dependencies.pool, timeoutMs, dependencies.storageFailures), temporalAndWorker()])
+      await Promise.all([
+        tried(async () => [await checkDatabase(dependencies.pool, timeoutMs, dependencies.storageFailures)]),
+        tried(temporalAndWorker),
+      ])
     ).flat();
     return { ready: checks.every((check) => check.ok), checks };
   };
