@@ -28,8 +28,8 @@ const rotateGoals = [
   'Please rotate the payments integration API key',
   'Rotate our payments API key and revoke the old one',
 ];
-/** Longer than the 15-30 s the embed and extract steps' retries lasted before issue #30. */
-const OUTAGE_MS = 40_000;
+/** The two minutes issue #30 asks a pass to ride out (its embed and extract steps gave up after 15-30 s before). */
+const OUTAGE_MS = 120_000;
 
 /** Issue #30 item 3 (and 4): a pass over the stack's native PostgreSQL, which is SIGKILLed mid-pass. */
 describe.skipIf(!nativePostgresWheel())('a synthesis pass through a database outage', () => {
@@ -116,7 +116,7 @@ describe.skipIf(!nativePostgresWheel())('a synthesis pass through a database out
       }
       expect(waited, `${attributes.activityType?.name} retries`).toBeGreaterThanOrEqual(150);
     }
-  }, 240_000);
+  }, 420_000);
 
   it('a pass that fails keeps the counts it reached and names the failure type', async () => {
     const tenantId = 'no-model';
