@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { SkillsmithError } from '../errors/skillsmith-error.ts';
 
 /** A JSON body whose bytes are not UTF-8: refused rather than stored with U+FFFD in their place. */
-export class InvalidUtf8Body extends SkillsmithError {
+export class InvalidUtf8 extends SkillsmithError {
   static override readonly code = 'InvalidUtf8';
   static override readonly httpStatus = 400;
   constructor(readonly field: string) {
@@ -52,7 +52,7 @@ export function parseJsonAsStrictUtf8(
     } catch {
       // Not UTF-8: parsed leniently only to say where.
       void parseJson(request, lenientUtf8.decode(bytes), (error, parsed) => {
-        done(error ?? new InvalidUtf8Body(fieldWithReplacement(parsed, '') ?? 'the body'), undefined);
+        done(error ?? new InvalidUtf8(fieldWithReplacement(parsed, '') ?? 'the body'), undefined);
       });
       return;
     }
