@@ -1,4 +1,4 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
@@ -40,6 +40,8 @@ class SlowestFirst extends BaseSequencer {
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The fault suite (servers killed, outages of a minute and more) runs on its own: `npm run faults`.
+    exclude: [...configDefaults.exclude, 'test/faults/**'],
     globalSetup: ['test/support/global-setup.ts'],
     pool: 'forks',
     // Two cores, but files wait on Temporal timers and child processes much of the time: three at

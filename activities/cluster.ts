@@ -1,4 +1,5 @@
 import { heartbeat } from '@temporalio/activity';
+import { whileHeartbeating } from './heartbeat.ts';
 import type { Config } from '../src/app/config.ts';
 import { clusterRunGoals, type ClusterPassResult } from '../src/clustering/cluster-pass.ts';
 import { clusterValue, type DisqualificationCode } from '../src/clustering/qualification.ts';
@@ -106,16 +107,19 @@ function summarise(result: ClusterPassResult): ClusterGoalsResult {
  * clustering per component, thresholds.
  */
 export const createClusterActivities = ({ pool, tenantConfig }: ClusterActivityDependencies) => {
+  // The stage heartbeats alone leave a large stage silent for minutes: heartbeat on a timer meanwhile.
   const cluster = (input: ClusterGoalsInput, config: Config) =>
-    clusterRunGoals(pool, input.tenantId, {
-      modelId: config.embedding.model,
-      synthesis: config.synthesis,
-      window: {
-        since: input.since ? new Date(input.since) : null,
-        until: input.until ? new Date(input.until) : null,
-      },
-      onStage: (stage) => heartbeat({ stage }),
-    });
+    whileHeartbeating(() =>
+      clusterRunGoals(pool, input.tenantId, {
+        modelId: config.embedding.model,
+        synthesis: config.synthesis,
+        window: {
+          since: input.since ? new Date(input.since) : null,
+          until: input.until ? new Date(input.until) : null,
+        },
+        onStage: (stage) => heartbeat({ stage }),
+      }),
+    );
 
   return {
     /** Clusters and summarises; writes nothing (the `skillsmith clusters` dry run's activity twin). */

@@ -1,11 +1,13 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { SkillsmithError } from '../src/errors/skillsmith-error.ts';
+import { databaseFailure } from '../src/store/database-failure.ts';
 
 /**
  * Runs an activity body and turns the errors whose class says they must not be retried
  * (`retryable === false`) into non-retryable ApplicationFailures typed with the error's stable
- * `code`; workflows branch on that type, never on message text. Everything else is thrown as
- * is (and retried).
+ * `code`; workflows branch on that type, never on message text. The database's own trouble (a
+ * lost connection, a full disk) is thrown as `DatabaseUnavailable` / `StorageFull`, so a pass that
+ * fails of it says so by type. Everything else is thrown as is (and retried).
  */
 export async function failFast<T>(body: () => Promise<T>): Promise<T> {
   try {
@@ -14,7 +16,7 @@ export async function failFast<T>(body: () => Promise<T>): Promise<T> {
     if (error instanceof SkillsmithError && !error.retryable) {
       throw ApplicationFailure.create({ message: error.message, type: error.code, nonRetryable: true, cause: error });
     }
-    throw error;
+    throw (error instanceof SkillsmithError ? undefined : databaseFailure(error)) ?? error;
   }
 }
 

@@ -85,7 +85,10 @@ export const createPassActivities = ({
     passId: string;
     status: Exclude<PassStatus, 'running'>;
     outcome: string | null;
+    /** What a pass that ends early reached (the workflow's progress): kept in its record. */
+    counts?: Partial<PassCounts>;
   }): Promise<PassRecord> {
+    if (input.counts) await updatePassCounts(pool, input.tenantId, input.passId, input.counts);
     const record = await finishPassRecord(pool, input.tenantId, input.passId, input.status, input.outcome);
     const log = { tenantId: input.tenantId, passId: input.passId, status: record.status, outcome: record.outcome, counts: record.counts };
     if (record.status === 'failed' || record.outcome?.startsWith('skipped: llm'))

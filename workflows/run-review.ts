@@ -6,7 +6,7 @@ import { retryPolicy } from './retry-policies.ts';
 const { beginReview, updateTrackRecord, finishReview, recordReviewFailure } = proxyActivities<Activities>({
   summary: 'review record and track record',
   startToCloseTimeout: '30 seconds',
-  retry: retryPolicy({ initialIntervalSeconds: 1, maximumAttempts: 5 }),
+  retry: retryPolicy({ initialIntervalSeconds: 1 }),
 });
 
 /** The LLM reviewer: several turns, heartbeating; a misbehaving reviewer is not retried (runReviews uses it too). */

@@ -11,7 +11,7 @@ const { beginReviews, updateTrackRecords, finishReviews, finishReview, recordRev
   summary: 'review records and track records of a batch',
   startToCloseTimeout: '2 minutes',
   heartbeatTimeout: '20 seconds',
-  retry: retryPolicy({ initialIntervalSeconds: 1, maximumAttempts: 5 }),
+  retry: retryPolicy({ initialIntervalSeconds: 1 }),
 });
 
 // The LLM reviewer, one run at a time, as for a single run's review.

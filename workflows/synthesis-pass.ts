@@ -24,17 +24,20 @@ import { retryPolicy } from './retry-policies.ts';
 import { describeFailure } from '../src/contracts/failure-cause.ts';
 import { PASS_STATUS_ATTRIBUTE, PASS_TENANT_ATTRIBUTE } from '../src/contracts/search-attributes.ts';
 
-// Bookkeeping on the passes table: short, retried generously.
+// Every step below but the children's LLM call retries long enough to outlast a database outage
+// (retry-policies.ts); a retry policy is not part of the history's commands, so replays are unchanged.
+
+// Bookkeeping on the passes table: short.
 const { beginPass, recordPassCounts, finishPass } = proxyActivities<Activities>({
   summary: 'pass record',
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumAttempts: 10 },
+  retry: retryPolicy({ initialIntervalSeconds: 1 }),
 });
 
 const { extractRuns } = proxyActivities<Activities>({
   summary: 'extract runs since the last successful pass',
   startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumAttempts: 5 },
+  retry: retryPolicy({ initialIntervalSeconds: 2 }),
 });
 
 // Long and heartbeating: a lost worker is noticed within the heartbeat timeout (the pass's input
@@ -44,17 +47,20 @@ const embedActivities = (heartbeatTimeoutSeconds: number) =>
     summary: 'embed goals without a cached embedding',
     startToCloseTimeout: '4 hours',
     heartbeatTimeout: heartbeatTimeoutSeconds * 1000,
-    retry: retryPolicy({ initialIntervalSeconds: 5, maximumAttempts: 3 }),
+    retry: retryPolicy({ initialIntervalSeconds: 5 }),
   });
 
 // `clusterPassGoals` is the cluster step of histories recorded before SETTLE_IN_RECONCILE_PATCH (it
-// also settled the unchanged clusters and chose the ones within the budget).
-const { clusterPassRuns, clusterPassGoals } = proxyActivities<Activities>({
-  summary: 'cluster runs and qualify clusters',
-  startToCloseTimeout: '1 hour',
-  heartbeatTimeout: '5 minutes',
-  retry: retryPolicy({ initialIntervalSeconds: 5, maximumAttempts: 3 }),
-});
+// also settled the unchanged clusters and chose the ones within the budget). Heartbeating while it
+// computes (it hands the event loop back between components), so a lost worker costs the pass's
+// heartbeat timeout, not minutes.
+const clusterActivities = (heartbeatTimeoutSeconds: number) =>
+  proxyActivities<Activities>({
+    summary: 'cluster runs and qualify clusters',
+    startToCloseTimeout: '1 hour',
+    heartbeatTimeout: heartbeatTimeoutSeconds * 1000,
+    retry: retryPolicy({ initialIntervalSeconds: 5 }),
+  });
 
 // Database work over the pass's clusters, heartbeating per cluster.
 const settleActivities = (heartbeatTimeoutSeconds: number) =>
@@ -62,12 +68,12 @@ const settleActivities = (heartbeatTimeoutSeconds: number) =>
     summary: 'reconcile: settle clusters that are unchanged procedures (NOOP)',
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: heartbeatTimeoutSeconds * 1000,
-    retry: retryPolicy({ initialIntervalSeconds: 5, maximumAttempts: 3 }),
+    retry: retryPolicy({ initialIntervalSeconds: 5 }),
   });
 const { selectPassClusters } = proxyActivities<Activities>({
   summary: 'choose the clusters within the budget, carried ones first',
   startToCloseTimeout: '5 minutes',
-  retry: retryPolicy({ initialIntervalSeconds: 5, maximumAttempts: 3 }),
+  retry: retryPolicy({ initialIntervalSeconds: 5 }),
 });
 
 /**
@@ -93,6 +99,7 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
   const heartbeatTimeoutSeconds = input.heartbeatTimeoutSeconds ?? DEFAULT_HEARTBEAT_TIMEOUT_SECONDS;
   const { embedGoals } = embedActivities(heartbeatTimeoutSeconds);
   const { settleUnchangedClusters } = settleActivities(heartbeatTimeoutSeconds);
+  const { clusterPassRuns, clusterPassGoals } = clusterActivities(heartbeatTimeoutSeconds);
   const progress: PassProgress = { stage: 'starting', counts: {}, clustersDone: 0, clustersTotal: 0, outcome: null };
   setHandler(passProgressQuery, () => progress);
   // Only where the client found them registered: upserting an unknown attribute fails the task.
@@ -106,7 +113,9 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
   showStatus('running');
   const finish = async (status: 'completed' | 'skipped' | 'failed' | 'cancelled', outcome: string | null) => {
     progress.stage = 'finishing';
-    const record = await finishPass({ tenantId, passId, status, outcome });
+    // A pass that ends early keeps the counts it reached (runs seen before its embed step failed).
+    const reached = status === 'failed' || status === 'cancelled' ? { counts: progress.counts } : {};
+    const record = await finishPass({ tenantId, passId, status, outcome, ...reached });
     progress.stage = 'done';
     progress.counts = record.counts;
     progress.outcome = record.outcome;

@@ -12,7 +12,7 @@ const clusterActivities = (heartbeatTimeoutSeconds: number) => {
     summary: 'reconcile by procedure: ADD, UPDATE, NOOP or SUPERSEDE',
     startToCloseTimeout: '2 minutes',
     heartbeatTimeout,
-    retry: retryPolicy({ initialIntervalSeconds: 1, maximumAttempts: 5 }),
+    retry: retryPolicy({ initialIntervalSeconds: 1 }),
   });
   // The LLM call: one attempt may take long (heartbeats show the worker is alive); an unreachable
   // model is retried briefly, then stops the pass.
@@ -28,7 +28,7 @@ const clusterActivities = (heartbeatTimeoutSeconds: number) => {
     summary: 'install the decided revision and count its runs',
     startToCloseTimeout: '2 minutes',
     heartbeatTimeout,
-    retry: retryPolicy({ initialIntervalSeconds: 1, maximumAttempts: 5 }),
+    retry: retryPolicy({ initialIntervalSeconds: 1 }),
   });
   return { reconcileCluster, distillCluster, installCluster, reconcileAndInstall };
 };

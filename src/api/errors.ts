@@ -3,6 +3,8 @@ import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } fro
 import { z, ZodError } from 'zod';
 import type { Logger } from '../logging/logger.ts';
 import { SkillsmithError } from '../errors/skillsmith-error.ts';
+import type { StorageFailureMemory } from '../app/storage-failure-memory.ts';
+import { databaseFailure, StorageFull } from '../store/database-failure.ts';
 
 /**
  * Every error leaves the API as `{error: {code, message, details}}`. `code` is the stable code of
@@ -33,7 +35,12 @@ function body(code: string, message: string, details: Record<string, unknown> = 
   return { error: { code, message, details } };
 }
 
-export function createErrorHandler(logger: Logger) {
+/**
+ * A domain error's answer: its own status and code; a 503 also says when to try again. The
+ * database's own trouble (a lost connection, a full disk) arrives as the driver's error and
+ * leaves as `DatabaseUnavailable` or `StorageFull`, never as a 500.
+ */
+export function createErrorHandler(logger: Logger, storageFailures?: StorageFailureMemory) {
   return function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
     if (hasZodFastifySchemaValidationErrors(error)) {
       const issues = error.validation.map((issue) => ({
@@ -72,9 +79,13 @@ export function createErrorHandler(logger: Logger) {
       return reply.code(400).send(body('ValidationFailed', error.issues[0]?.message ?? 'invalid request', { issues: error.issues }));
     }
     // A 500 SkillsmithError is the server's own failure: answered below like any unexpected error.
-    if (error instanceof SkillsmithError && error.httpStatus !== 500) {
-      if (error.httpStatus === 401) reply.header('www-authenticate', 'Bearer');
-      return reply.code(error.httpStatus).send(body(error.code, error.message, ownDetails(error)));
+    const domainError = error instanceof SkillsmithError && error.httpStatus !== 500 ? error : databaseFailure(error);
+    if (domainError) {
+      if (domainError.httpStatus === 401) reply.header('www-authenticate', 'Bearer');
+      if (domainError.retryAfterSeconds !== undefined) reply.header('retry-after', String(domainError.retryAfterSeconds));
+      if (domainError instanceof StorageFull) storageFailures?.note(domainError);
+      if (domainError !== error) logger.warn({ method: request.method, url: request.url, code: domainError.code }, domainError.message);
+      return reply.code(domainError.httpStatus).send(body(domainError.code, domainError.message, ownDetails(domainError)));
     }
     if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
       return reply.code(error.statusCode).send(body(error.code ?? error.name, error.message));

@@ -5,7 +5,18 @@ import type { ProcessMetrics } from '../metrics/process-metrics.ts';
 /** What the routes use of the application services, and the API process's own metrics. */
 export type ApiServices = Pick<
   Services,
-  'pool' | 'config' | 'logger' | 'skills' | 'agentSpecs' | 'skillManage' | 'approvals' | 'recall' | 'reportRun' | 'rollout' | 'readiness'
+  | 'pool'
+  | 'config'
+  | 'logger'
+  | 'skills'
+  | 'agentSpecs'
+  | 'skillManage'
+  | 'approvals'
+  | 'recall'
+  | 'reportRun'
+  | 'rollout'
+  | 'readiness'
+  | 'storageFailures'
 > & { processMetrics: ProcessMetrics };
 
 /** One Fastify plugin per resource (src/api/routes/*), registered by the server with the services. */

@@ -10,6 +10,7 @@ import {
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createAuthenticator, loadApiTokens, type ApiTokenEntry } from './auth.ts';
 import { createErrorHandler, notFoundBody } from './errors.ts';
+import { parseJsonAsStrictUtf8 } from './utf8-json-body.ts';
 import type { Logger } from '../logging/logger.ts';
 import { authenticationHook, principalDecorator } from './principal.ts';
 import type { ApiServices, RoutePlugin } from './route-plugin.ts';
@@ -66,9 +67,10 @@ export async function buildApiServer(dependencies: ApiDependencies): Promise<Api
   }).withTypeProvider<ZodTypeProvider>();
   // JSON only: any other media type is refused with 415 before a handler runs.
   app.removeContentTypeParser('text/plain');
+  parseJsonAsStrictUtf8(app);
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  app.setErrorHandler(createErrorHandler(logger));
+  app.setErrorHandler(createErrorHandler(logger, services.storageFailures));
   app.setNotFoundHandler((request, reply) => reply.code(404).send(notFoundBody(request.method, request.url)));
 
   app.decorateRequest('principal', principalDecorator);

@@ -1,5 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type pg from 'pg';
+import { databaseFailure } from '../store/database-failure.ts';
+import type { StorageFailureMemory } from './storage-failure-memory.ts';
 
 /** One dependency the stack needs to serve: the database, Temporal, a worker on the task queue. */
 export interface ReadinessCheck {
@@ -20,8 +22,16 @@ export interface ReadinessDependencies {
   taskQueue: string;
   /** Each check's own bound, so a hung dependency answers "not ready" instead of hanging the probe. */
   timeoutMs?: number;
+  /**
+   * Tries of a check before it says not ready (default 1): `skillsmith status`, a new process on a
+   * possibly loaded machine, tries twice, so one slow connection does not read as an outage while a
+   * real one (refused, failing again) still does.
+   */
+  attempts?: number;
   /** A poller seen longer ago than this no longer counts as a worker (Temporal keeps pollers listed for minutes). */
   pollerFreshnessMs?: number;
+  /** Writes refused for want of disk: the database is not ready while one is recent, though SELECT 1 answers. */
+  storageFailures?: StorageFailureMemory;
 }
 
 const WORKFLOW_TASK_QUEUE = 1; // temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW
@@ -39,14 +49,28 @@ function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promis
 
 const reason = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0]!;
 
-/** The database answers `SELECT 1` within the bound: /readyz's first check, and what /healthz reports beside liveness. */
-export async function checkDatabase(pool: pg.Pool, timeoutMs: number): Promise<ReadinessCheck> {
+/**
+ * The database answers `SELECT 1` within the bound, and no write was refused for want of disk
+ * lately: /readyz's first check, and what /healthz reports beside liveness. Why not names the
+ * stable code (`DatabaseUnavailable`, `StorageFull`) where the failure is the database's.
+ */
+export async function checkDatabase(pool: pg.Pool, timeoutMs: number, storageFailures?: StorageFailureMemory): Promise<ReadinessCheck> {
   try {
     await within(pool.query('SELECT 1'), timeoutMs, 'the database');
-    return { name: 'database', ok: true, detail: 'SELECT 1 answered' };
   } catch (error) {
-    return { name: 'database', ok: false, detail: reason(error) };
+    const failure = databaseFailure(error);
+    return { name: 'database', ok: false, detail: failure ? `${failure.code}: ${reason(failure)}` : reason(error) };
   }
+  const storage = storageFailures?.recent();
+  if (storage) {
+    const ago = Math.round(storage.ageMs / 1000);
+    return {
+      name: 'database',
+      ok: false,
+      detail: `${storage.failure.code}: ${reason(storage.failure)} (a write was refused ${ago} s ago)`,
+    };
+  }
+  return { name: 'database', ok: true, detail: 'SELECT 1 answered' };
 }
 
 /**
@@ -94,8 +118,19 @@ export function createReadiness(dependencies: ReadinessDependencies): () => Prom
       return [temporal, { name: 'worker', ok: false, detail: reason(error) }];
     }
   };
+  const attempts = dependencies.attempts ?? 1;
+  const tried = async (check: () => Promise<ReadinessCheck[]>) => {
+    let checks = await check();
+    for (let attempt = 1; attempt < attempts && !checks.every((one) => one.ok); attempt += 1) checks = await check();
+    return checks;
+  };
   return async () => {
-    const checks = (await Promise.all([checkDatabase(dependencies.pool, timeoutMs), temporalAndWorker()])).flat();
+    const checks = (
+      await Promise.all([
+        tried(async () => [await checkDatabase(dependencies.pool, timeoutMs, dependencies.storageFailures)]),
+        tried(temporalAndWorker),
+      ])
+    ).flat();
     return { ready: checks.every((check) => check.ok), checks };
   };
 }

@@ -17,6 +17,7 @@ import { createSkillRepository, type SkillRepository } from '../store/skill-repo
 import { createConfiguredDistiller } from '../synthesis/distiller-choice.ts';
 import type { Distiller } from '../synthesis/distiller.ts';
 import { createReadiness, type Readiness } from './readiness.ts';
+import { createStorageFailureMemory, type StorageFailureMemory } from './storage-failure-memory.ts';
 import { createRunIntake, type ReportRunFunction } from './run-intake.ts';
 import { createLazyTemporalClient } from './temporal-client.ts';
 
@@ -50,6 +51,8 @@ export interface Services {
   reportRun: ReportRunFunction;
   /** /readyz and `skillsmith status`: the database, Temporal and a worker on the task queue. */
   readiness: () => Promise<Readiness>;
+  /** Writes this process saw refused for want of disk, which readiness reports (`SELECT 1` still answers). */
+  storageFailures: StorageFailureMemory;
   /** The configured distiller; throws LlmNotConfigured when the LLM is chosen but not configured. */
   distiller(): Distiller;
   /** The reviewer's LLM; throws LlmNotConfigured when none is configured. */
@@ -68,6 +71,7 @@ export interface ServicesOptions {
  * first use, so a process starts (and serves what does not need them) without them.
  */
 export function createServices(config: Config, pool: pg.Pool, options: ServicesOptions): Services {
+  const storageFailures = createStorageFailureMemory();
   const skills = createSkillRepository({ pool, defaultLicense: config.skillLicense });
   const tenantConfig = (tenantId: string) => configForTenant(pool, config, tenantId);
   // createEmbedder loads once per process and model, and does not remember a failed load.
@@ -121,7 +125,14 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
     },
     recallUsage,
     reportRun: createRunIntake({ config, pool, logger: options.logger, temporalAddress: options.temporalAddress, temporal }),
-    readiness: createReadiness({ pool, temporal, namespace: config.temporal.namespace, taskQueue: config.temporal.taskQueue }),
+    readiness: createReadiness({
+      pool,
+      temporal,
+      namespace: config.temporal.namespace,
+      taskQueue: config.temporal.taskQueue,
+      storageFailures,
+    }),
+    storageFailures,
     distiller: () => createConfiguredDistiller(config),
     reviewer: () => createConfiguredChatClient(config, 'SKILLSMITH_REVIEW_ENABLED=true'),
   };

@@ -5,6 +5,7 @@ import { startEmbeddedPostgres } from '../infra/embedded-postgres.ts';
 import { PASS_SEARCH_ATTRIBUTE_TYPES } from '../contracts/search-attributes.ts';
 import { NativePostgresUnavailable, startNativePostgres } from '../infra/native-postgres.ts';
 import { freePort, startTemporalDevServer } from '../infra/temporal-dev-server.ts';
+import { superviseServer, type SupervisedServer } from '../infra/server-supervisor.ts';
 import {
   readStackFile,
   removeLocalSecret,
@@ -57,13 +58,16 @@ export async function withinBound(
  * home (default where a wheel is pinned), else — or with SKILLSMITH_EMBEDDED_DATABASE=pglite —
  * PGlite, which serves one connection at a time.
  */
-async function startOwnDatabase(context: CliContext, config: Config): Promise<{ url: string; kind: StackDatabase; stop(): Promise<void> }> {
+async function startOwnDatabase(
+  context: CliContext,
+  config: Config,
+): Promise<{ url: string; kind: StackDatabase; stop(): Promise<void>; server?: SupervisedServer }> {
   const { logger } = context;
   if (config.embeddedDatabase !== 'pglite') {
     try {
       const port = config.postgresPort || (await freePort());
       const native = await startNativePostgres({ home: config.home, port, onProgress: (message) => logger.info(message) });
-      return { url: native.url, kind: 'native', stop: native.stop };
+      return { url: native.url, kind: 'native', stop: native.stop, server: { name: 'PostgreSQL', ...native } };
     } catch (error) {
       if (config.embeddedDatabase === 'native' || !(error instanceof NativePostgresUnavailable)) throw error;
       logger.warn(
@@ -85,6 +89,19 @@ export async function startLocalStack(context: CliContext, config: Config = cont
   if (existing)
     throw new Error(`a stack is already running (pid ${existing.pid}, ${stackFilePath(config.home)}): stop it first (\`skillsmith down\`)`);
   const warn = (message: string) => context.logger.warn(message);
+  const { logger } = context;
+  /** Restarts a server this stack started when it dies, logged (its stop goes before the server's). */
+  const supervise = (server: SupervisedServer) =>
+    superviseServer(server, {
+      down: (name) => logger.error(`${name} is down: restarting it`),
+      restarted: (name, downForMs, attempts) =>
+        logger.warn({ downForMs, attempts }, `${name} restarted after ${(downForMs / 1000).toFixed(1)} s down`),
+      restartFailed: (name, error, attempt, retryInMs) =>
+        logger.error(
+          { err: error, attempt, retryInMs },
+          `restarting ${name} failed (attempt ${attempt}); trying again in ${retryInMs / 1000} s`,
+        ),
+    });
   const stops: Array<() => Promise<void>> = [];
   const stop = async () => {
     for (const step of stops.reverse()) {
@@ -112,6 +129,7 @@ export async function startLocalStack(context: CliContext, config: Config = cont
         );
       });
       stops.push(server.stop);
+      stops.push(supervise({ name: 'the Temporal dev server', ...server }).stop);
       temporalAddress = server.address;
       temporalUiUrl = server.uiUrl;
       context.logger.info({ address: server.address, origin: server.origin }, 'temporal dev server is up');
@@ -121,6 +139,7 @@ export async function startLocalStack(context: CliContext, config: Config = cont
     if (!databaseUrl) {
       const own = await startOwnDatabase(context, config);
       stops.push(own.stop);
+      if (own.server) stops.push(supervise(own.server).stop);
       databaseUrl = own.url;
       database = own.kind;
     }

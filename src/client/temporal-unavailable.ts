@@ -7,4 +7,5 @@ import { SkillsmithError } from '../errors/skillsmith-error.ts';
 export class TemporalUnavailable extends SkillsmithError {
   static override readonly code = 'TemporalUnavailable';
   static override readonly httpStatus = 503;
+  static override readonly retryAfterSeconds = 5;
 }

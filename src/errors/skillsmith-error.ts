@@ -8,6 +8,7 @@
  *   API logs it and answers only `InternalError`, as for any unexpected error.
  * - `retryable`: false makes an activity fail fast with a non-retryable ApplicationFailure typed
  *   `code` (and the code must be in NON_RETRYABLE_ERROR_CODES, which the workflows use).
+ * - `retryAfterSeconds`: for a 503, when a client may try again (the `Retry-After` header).
  *
  * A subclass declares them as statics: `static override readonly code = 'SkillNotFound'`.
  */
@@ -15,6 +16,7 @@ export abstract class SkillsmithError extends Error {
   static readonly code: string = 'SkillsmithError';
   static readonly httpStatus: number = 500;
   static readonly retryable: boolean = true;
+  static readonly retryAfterSeconds: number | undefined = undefined;
 
   constructor(message?: string, options?: ErrorOptions) {
     super(message, options);
@@ -32,6 +34,10 @@ export abstract class SkillsmithError extends Error {
 
   get retryable(): boolean {
     return this.#definition().retryable;
+  }
+
+  get retryAfterSeconds(): number | undefined {
+    return this.#definition().retryAfterSeconds;
   }
 
   #definition(): typeof SkillsmithError {

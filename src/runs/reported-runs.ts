@@ -57,7 +57,17 @@ async function record(
       valid.push({ index, report: entry });
     }
   });
-  await store(pool, tenantId, valid, results);
+  // Reports of one runId in one batch (a run posted twice at once) are stored in turn, first come
+  // first: the first is stored (or found stored), a later one is then unchanged or a conflict on its
+  // own. Stored together, a different content made the batch refuse every one of them.
+  const rounds: Array<typeof valid> = [];
+  const occurrences = new Map<string, number>();
+  for (const entry of valid) {
+    const round = occurrences.get(entry.report.runId) ?? 0;
+    occurrences.set(entry.report.runId, round + 1);
+    (rounds[round] ??= []).push(entry);
+  }
+  for (const round of rounds) await store(pool, tenantId, round, results);
   return entries.map((_, index) => results.get(index)!);
 }
 

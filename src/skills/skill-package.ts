@@ -20,9 +20,19 @@ export const SKILL_MANIFEST_PATH = 'SKILL.md';
 export const PACKAGE_FILE_LIMIT = 64;
 export const PACKAGE_BYTE_LIMIT = 1_048_576;
 
+/** A segment as a URL or a file server would read it: `%2e%2e` is `..` there. */
+function percentDecoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /**
  * Refuse a member path that could land outside the package root: absolute paths, drive
- * letters, backslashes, NUL, `..` segments, and empty or `.` segments. Returns the path.
+ * letters, backslashes, NUL, `..` segments (percent-encoded too), and empty or `.` segments.
+ * Returns the path.
  */
 export function checkMemberPath(memberPath: string): string {
   if (memberPath.length === 0) throw new SkillPackagePathEscape(memberPath, 'empty path');
@@ -31,8 +41,10 @@ export function checkMemberPath(memberPath: string): string {
   if (memberPath.startsWith('/')) throw new SkillPackagePathEscape(memberPath, 'absolute path');
   if (/^[A-Za-z]:/.test(memberPath)) throw new SkillPackagePathEscape(memberPath, 'drive-letter path');
   for (const segment of memberPath.split('/')) {
-    if (segment === '..') throw new SkillPackagePathEscape(memberPath, 'contains a .. segment');
-    if (segment === '' || segment === '.') throw new SkillPackagePathEscape(memberPath, 'empty or . segment');
+    const decoded = percentDecoded(segment);
+    if (decoded === '..') throw new SkillPackagePathEscape(memberPath, 'contains a .. segment');
+    if (decoded === '' || decoded === '.') throw new SkillPackagePathEscape(memberPath, 'empty or . segment');
+    if (decoded !== segment && /[/\\]/.test(decoded)) throw new SkillPackagePathEscape(memberPath, 'contains an encoded separator');
   }
   return memberPath;
 }

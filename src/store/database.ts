@@ -38,8 +38,12 @@ export function createPool(url: string, options: { max?: number } = {}): pg.Pool
   // A filtered HNSW scan (recall: one tenant's vectors) keeps reading the index until its LIMIT is
   // met instead of stopping at ef_search candidates (pgvector ≥ 0.8), set once per connection.
   const pool = new pg.Pool({ connectionString: url, max, options: '-c hnsw.iterative_scan=relaxed_order' });
-  // An idle client losing its connection (server restart) must not crash the process.
+  // A client losing its connection (the server killed or restarted) must not crash the process:
+  // pg emits 'error' on the pool for an idle client and on the client itself for a checked-out one
+  // (inside a transaction), where nothing else listens. Either way the query in hand rejects with
+  // the error (databaseFailure names it), and pg-pool discards the client when it is released.
   pool.on('error', () => undefined);
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
 

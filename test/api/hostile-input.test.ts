@@ -22,6 +22,7 @@ const everyScope = token('acme', [
   'approval.read',
   'approval.resolve',
 ]);
+const otherTenant = token('globex', ['session.write']);
 const operatorRuntime = { ...token('acme', ['skill.write'], 'operator-runtime'), maxOriginTrust: 'operator' as const };
 
 const skillMd = (name: string) =>
@@ -41,12 +42,13 @@ const runReport = {
   toolCalls: [{ tool: 'keys.rotate', args: { key: 'payments' }, resultSummary: 'rotated', success: true, error: 'none' }],
 };
 
-const manageBody = (name: string, invocationId: string) => ({
+/** A skill_manage call in `sessionId`, a session of the caller's tenant (another tenant's is refused). */
+const manageBody = (name: string, invocationId: string, sessionId: string) => ({
   invocationId,
   runId: 'run-1',
   originTrust: 'user',
   taint: 'read a ticket',
-  sessionId: 'session-1',
+  sessionId,
   request: { operation: 'create', name, package: { files: { 'SKILL.md': skillMd(name), 'references/notes.md': 'Notes.' } } },
 });
 
@@ -112,7 +114,7 @@ describe('hostile input at every route: a 4xx naming the field, and no row chang
 
   beforeAll(async () => {
     // With Temporal, so a report reaches validation (an accepted one would answer 202 on a queue no worker polls).
-    harness = await openApiHarness([everyScope, operatorRuntime], {
+    harness = await openApiHarness([everyScope, operatorRuntime, otherTenant], {
       env: { SKILLSMITH_AUTHORING_ENABLED: 'true', SKILLSMITH_API_BODY_LIMIT: '1048576', TEMPORAL_TASK_QUEUE: `hostile-${Date.now()}` },
       temporalAddress: inject('temporalAddress'),
     });
@@ -147,7 +149,7 @@ describe('hostile input at every route: a 4xx naming the field, and no row chang
     { url: '/v1/sessions', template: { agentId: 'ops-bot', agentSpecVersion: 1, tools: ['keys.rotate'], mcpPrompts: [mcpPrompt] } },
     { url: `/v1/sessions/${sessionId}/skills/load`, template: { name: 'deploy-service', path: 'SKILL.md', unload: false } },
     { url: `/v1/sessions/${sessionId}/replay`, template: { mcpPrompts: [mcpPrompt] } },
-    { url: '/v1/skills/manage', template: manageBody('fresh-skill', 'inv-hostile') },
+    { url: '/v1/skills/manage', template: manageBody('fresh-skill', 'inv-hostile', sessionId) },
     { url: '/v1/runs', template: runReport },
     { url: '/v1/approvals/00000000-0000-0000-0000-000000000000/resolve', template: { decision: 'reject', reason: 'not now' } },
   ];
@@ -155,7 +157,7 @@ describe('hostile input at every route: a 4xx naming the field, and no row chang
   it('the templates are valid requests (so the property below is about the hostile value alone)', async () => {
     expect((await send('POST', `/v1/sessions/${sessionId}/skills/load`, JSON.stringify({ name: 'deploy-service' }))).statusCode).toBe(200);
     expect((await send('POST', `/v1/sessions/${sessionId}/replay`, JSON.stringify({ mcpPrompts: [mcpPrompt] }))).statusCode).toBe(200);
-    const created = await send('POST', '/v1/skills/manage', JSON.stringify(manageBody('probe-skill', 'inv-probe')));
+    const created = await send('POST', '/v1/skills/manage', JSON.stringify(manageBody('probe-skill', 'inv-probe', sessionId)));
     expect(created.statusCode, created.body).toBe(200);
     expect(parseRunReport(runReport).success).toBe(true);
     const resolve = await send('POST', '/v1/approvals/00000000-0000-0000-0000-000000000000/resolve', '{"decision":"reject"}');
@@ -229,7 +231,7 @@ describe('hostile input at every route: a 4xx naming the field, and no row chang
 
   it('SKILL.md content with a NUL or a lone surrogate: refused naming the member, and an untrusted turn is still denied and recorded', async () => {
     for (const [index, bad] of ['x\u0000y', 'x\ud800y'].entries()) {
-      const body = manageBody('content-skill', `inv-content-${index}`);
+      const body = manageBody('content-skill', `inv-content-${index}`, sessionId);
       body.request.package.files['SKILL.md'] = skillMd('content-skill').replace('Rotate the key.', bad);
       const refused = await send('POST', '/v1/skills/manage', JSON.stringify(body));
       expect(refused.statusCode).toBe(422);
@@ -250,7 +252,7 @@ describe('hostile input at every route: a 4xx naming the field, and no row chang
     const claimed = await send(
       'POST',
       '/v1/skills/manage',
-      JSON.stringify({ ...manageBody('claimed-skill', 'inv-claim'), originTrust: 'operator' }),
+      JSON.stringify({ ...manageBody('claimed-skill', 'inv-claim', sessionId), originTrust: 'operator' }),
     );
     expect(claimed.statusCode).toBe(403);
     expect(claimed.json().error).toEqual({
@@ -264,9 +266,59 @@ describe('hostile input at every route: a 4xx naming the field, and no row chang
       method: 'POST',
       url: '/v1/skills/manage',
       headers: bearer(operatorRuntime),
-      payload: { ...manageBody('operator-skill', 'inv-operator'), originTrust: 'operator' },
+      payload: { ...manageBody('operator-skill', 'inv-operator', sessionId), originTrust: 'operator' },
     });
     expect(allowed.statusCode, allowed.body).toBe(200);
     expect(allowed.json()).toMatchObject({ status: 'installed', name: 'operator-skill' });
+  });
+  it("skill_manage in another tenant's session: 404 SessionNotFound, nothing written (issue #30 item 7)", async () => {
+    await harness.services.agentSpecs.set('globex', 'ops-bot', []);
+    await activateTenants(harness.services.rollout, ['globex']);
+    const opened = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/sessions',
+      headers: bearer(otherTenant),
+      payload: { agentId: 'ops-bot', tools: [] },
+    });
+    expect(opened.statusCode, opened.body).toBe(201);
+    const foreignSession = opened.json<{ id: string }>().id;
+    const before = await databaseFingerprint(harness.database.pool);
+    const refused = await send('POST', '/v1/skills/manage', JSON.stringify(manageBody('foreign-skill', 'inv-foreign', foreignSession)));
+    expect(refused.statusCode).toBe(404);
+    expect(refused.json().error).toMatchObject({ code: 'SessionNotFound', details: { sessionId: foreignSession } });
+    expect(await databaseFingerprint(harness.database.pool)).toBe(before);
+  });
+
+  it('a body that is not UTF-8: 400 InvalidUtf8 naming the field, nothing stored (issue #30 item 7)', async () => {
+    const before = await databaseFingerprint(harness.database.pool);
+    const json = JSON.stringify({
+      ...runReport,
+      runId: 'run-latin1',
+      toolCalls: [{ ...runReport.toolCalls[0], args: { note: 'caf\u00e9' } }],
+    });
+    // "café" in Latin-1: 0xE9 alone is no UTF-8.
+    const payload = Buffer.from(json, 'latin1');
+    const response = await harness.app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: { ...bearer(everyScope), 'content-type': 'application/json' },
+      payload,
+    });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().error).toMatchObject({ code: 'InvalidUtf8', details: { field: 'toolCalls[0].args.note' } });
+    expect(response.json().error.message).toMatch(/^the body is not valid UTF-8: toolCalls\[0\]\.args\.note /);
+    expect(await databaseFingerprint(harness.database.pool)).toBe(before);
+  });
+
+  it('a package path with a percent-encoded .. segment is refused like .. (issue #30 item 7)', async () => {
+    const before = await databaseFingerprint(harness.database.pool);
+    for (const [index, path] of ['scripts/%2e%2e/x.sh', 'scripts/%2E%2E/x.sh', 'scripts/.%2e/x.sh', 'scripts/a%2fb.sh'].entries()) {
+      const body = manageBody('encoded-path-skill', `inv-encoded-${index}`, sessionId);
+      body.request.package.files = { 'SKILL.md': skillMd('encoded-path-skill'), [path]: 'echo hi' } as typeof body.request.package.files;
+      const response = await send('POST', '/v1/skills/manage', JSON.stringify(body));
+      expect(response.statusCode, `${path}: ${response.body}`).toBe(400);
+      expect(response.json().error.code, path).toBe('SkillPackagePathEscape');
+    }
+    expect(await databaseFingerprint(harness.database.pool)).toBe(before);
   });
 });

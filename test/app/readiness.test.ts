@@ -5,6 +5,7 @@ import { buildApiServer } from '../../src/api/server.ts';
 import { createReadiness } from '../../src/app/readiness.ts';
 import { createServices } from '../../src/app/services.ts';
 import { loadConfig } from '../../src/app/config.ts';
+import { createPool } from '../../src/store/database.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 
 /** What /readyz and `skillsmith status` answer when a dependency is missing: not ready, naming which and why. */
@@ -79,5 +80,39 @@ describe('readiness', () => {
     } finally {
       await app.close();
     }
+  });
+  it('with two attempts (`skillsmith status`): a database busy past the first deadline passes the second; one that is gone fails both, naming the code', async () => {
+    // The embedded database's pool holds one connection: held, the first SELECT 1 waits past its deadline.
+    const held = await database.pool.connect();
+    setTimeout(() => held.release(), 700);
+    const started = Date.now();
+    const busy = await createReadiness({
+      pool: database.pool,
+      temporal: async () => client,
+      namespace: 'default',
+      taskQueue: 'skillsmith',
+      timeoutMs: 500,
+      attempts: 2,
+    })();
+    expect(busy.checks[0]).toEqual({ name: 'database', ok: true, detail: 'SELECT 1 answered' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+
+    const gone = await openTestDatabase();
+    await gone.close();
+    const gonePool = createPool(gone.url);
+    const outage = await createReadiness({
+      pool: gonePool,
+      temporal: async () => client,
+      namespace: 'default',
+      taskQueue: 'skillsmith',
+      timeoutMs: 500,
+      attempts: 2,
+    })();
+    expect(outage.checks[0]).toMatchObject({
+      name: 'database',
+      ok: false,
+      detail: expect.stringMatching(/^DatabaseUnavailable: the database is unavailable: /),
+    });
+    await gonePool.end();
   });
 });

@@ -116,7 +116,8 @@ describe.concurrent('durability: a pass survives its workers being SIGKILLed', (
         const progress: PassProgress = await queryPassProgress(handle);
         return progress.stage === 'distilling' && progress.clustersDone >= 1 ? progress : undefined;
       },
-      { timeoutMs: 240_000, intervalMs: 50, retryErrors: true },
+      // Under a load average of 15 on 2 cores this took over 240 s (issue #30 item 8); the test's own bound is 600 s.
+      { timeoutMs: 360_000, intervalMs: 50, retryErrors: true },
     ).then((progress) => {
       // Clusters are still to come: the kill lands inside the distil/install of one of them.
       expect(progress.clustersDone).toBeLessThan(progress.clustersTotal);

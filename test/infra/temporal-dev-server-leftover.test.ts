@@ -1,11 +1,13 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtemp, readFile, readlink, rm } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { freePort, runningCommand, startTemporalDevServer } from '../../src/infra/temporal-dev-server.ts';
+import { PortHeld, runningCommand } from '../../src/infra/local-process.ts';
+import { superviseServer } from '../../src/infra/server-supervisor.ts';
+import { freePort, startTemporalDevServer, waitForTemporal } from '../../src/infra/temporal-dev-server.ts';
 import { until } from '../support/until.ts';
 
 const moduleUrl = new URL('../../src/infra/temporal-dev-server.ts', import.meta.url).href;
@@ -86,7 +88,7 @@ describe('the stack Temporal dev server after its owner was SIGKILLed', () => {
     }
   }, 120_000);
 
-  it('a port another process holds: the error names the address, not only the exit code', async () => {
+  it('a port another process holds: refused before the server starts, naming the process', async () => {
     const home = await mkdtemp(join(tmpdir(), 'skillsmith-temporal-busy-'));
     homes.push(home);
     const holder = createServer();
@@ -94,11 +96,81 @@ describe('the stack Temporal dev server after its owner was SIGKILLed', () => {
       holder.listen(0, '127.0.0.1', () => done((holder.address() as { port: number }).port)),
     );
     try {
-      await expect(startTemporalDevServer({ home, cliPath, port, uiPort: false, startTimeoutMs: 60_000 })).rejects.toThrow(
-        `127.0.0.1:${port} is already in use by another process`,
+      const refusal = await startTemporalDevServer({ home, cliPath, port, uiPort: false, startTimeoutMs: 60_000 }).catch(
+        (error: unknown) => error,
+      );
+      expect(refusal).toBeInstanceOf(PortHeld);
+      expect((refusal as PortHeld).message).toMatch(
+        new RegExp(`^127\\.0\\.0\\.1:${port} \\(SKILLSMITH_TEMPORAL_PORT\\) is already held by pid ${process.pid} \\(`),
       );
     } finally {
       holder.close();
     }
   }, 90_000);
+
+  it('a stranger Temporal answering on the port is refused, not adopted (issue #30 item 6)', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'skillsmith-temporal-stranger-'));
+    homes.push(home);
+    const stranger = await startTemporalDevServer({ home, cliPath, port: await freePort(), uiPort: false });
+    try {
+      const port = Number(stranger.address.split(':')[1]);
+      const refusal = await startTemporalDevServer({ home, cliPath, port, uiPort: false, dbFile: join(home, 'temporal.db') }).catch(
+        (error: unknown) => error,
+      );
+      expect(refusal).toBeInstanceOf(PortHeld);
+      expect((refusal as PortHeld).holder).toMatch(/^pid \d+ \(.*temporal.* server start-dev/);
+    } finally {
+      await stranger.stop();
+    }
+  }, 90_000);
+
+  it('supervised, a SIGKILLed dev server is started again on its port and history, logged', async () => {
+    const home = await mkdtemp(join(tmpdir(), 'skillsmith-temporal-supervised-'));
+    homes.push(home);
+    const dbFile = join(home, 'temporal.db');
+    // As an earlier version left them: readable by every local user.
+    await mkdir(join(home, 'logs'), { mode: 0o755 });
+    await chmod(join(home, 'logs'), 0o755);
+    const port = await freePort();
+    const earlier = await startTemporalDevServer({ home, cliPath, port, uiPort: false, dbFile });
+    await earlier.stop();
+    await chmod(dbFile, 0o644);
+    const server = await startTemporalDevServer({ home, cliPath, port, uiPort: false, dbFile });
+    const modes = async () =>
+      Object.fromEntries(
+        await Promise.all(
+          [dbFile, `${dbFile}.pid`, join(home, 'logs'), ...(await readdir(join(home, 'logs'))).map((file) => join(home, 'logs', file))].map(
+            async (file) => [file.slice(home.length + 1), ((await stat(file)).mode & 0o777).toString(8)],
+          ),
+        ),
+      );
+    // Workflow histories and logs are the owner's alone (issue #30 item 7).
+    for (const [file, mode] of Object.entries(await modes())) expect(mode, file).toBe(file === 'logs' ? '700' : '600');
+    const events: string[] = [];
+    const supervisor = superviseServer(
+      { name: 'the Temporal dev server', ...server },
+      {
+        down: (name) => events.push(`${name} down`),
+        restarted: (name) => events.push(`${name} restarted`),
+        restartFailed: (name, error) => events.push(`${name} restart failed: ${error.message}`),
+      },
+      { checkIntervalMs: 200 },
+    );
+    try {
+      const firstPid = Number((await readFile(`${dbFile}.pid`, 'utf8')).trim());
+      strays.push(firstPid);
+      process.kill(firstPid, 'SIGKILL');
+      await until('the supervisor to restart it', async () => (events.includes('the Temporal dev server restarted') ? true : undefined), {
+        timeoutMs: 60_000,
+      });
+      const secondPid = Number((await readFile(`${dbFile}.pid`, 'utf8')).trim());
+      strays.push(secondPid);
+      expect(secondPid).not.toBe(firstPid);
+      expect(events[0]).toBe('the Temporal dev server down');
+      await waitForTemporal(server.address, 10_000);
+    } finally {
+      await supervisor.stop();
+      await server.stop();
+    }
+  }, 120_000);
 });

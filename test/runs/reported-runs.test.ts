@@ -46,9 +46,10 @@ describe('recording validated run reports (the HTTP intake)', () => {
       validated('run-3', { tenantId: 'elsewhere' }),
       validated('run-1', { goal: 'Changed content' }),
     ]);
+    // run-1 twice: the first (as stored) is unchanged, the later other content alone a conflict.
     expect(outcomes(recorded).map(({ runId, outcome }) => [runId, outcome])).toEqual([
       ['run-2', 'inserted'],
-      ['run-1', 'conflict'],
+      ['run-1', 'unchanged'],
       ['run-1b', 'inserted'],
       ['run-3', 'invalid'],
       ['run-1', 'conflict'],
@@ -63,7 +64,8 @@ describe('recording validated run reports (the HTTP intake)', () => {
     const fromApi = outcomes(await recordValidatedRuns(database.pool, 'reported', reports));
     // The same reports again through the parsing path: everything stored is now unchanged.
     const fromSignal = outcomes(await recordReportedRuns(database.pool, 'reported', reports));
-    expect(fromApi.map(({ outcome }) => outcome)).toEqual(['inserted', 'invalid', 'inserted']);
+    // The second same-1 is stored after the first: unchanged.
+    expect(fromApi.map(({ outcome }) => outcome)).toEqual(['inserted', 'invalid', 'unchanged']);
     expect(fromSignal).toEqual(fromApi.map((run) => (run.outcome === 'inserted' ? { ...run, outcome: 'unchanged' } : run)));
   });
 });

@@ -5,6 +5,8 @@ import type { Approval } from '../../authoring/approval.ts';
 import { OriginTrustNotAllowed } from '../auth.ts';
 import { originTrustExceeds } from '../../authoring/skill-manage-policy.ts';
 import { routeOptions } from '../route-options.ts';
+import { findSession } from '../../sessions/session-repository.ts';
+import { SessionNotFound } from '../../sessions/session-errors.ts';
 import type { RoutePlugin } from '../route-plugin.ts';
 
 const manageBodySchema = z.strictObject({
@@ -60,7 +62,7 @@ function present(approval: Approval): z.infer<typeof approvalSchema> {
  * POST /v1/skills/manage (skill_manage, scope skill.write), GET /v1/approvals (approval.read),
  * POST /v1/approvals/{id}/resolve (approval.resolve). Principal and scopes come from the token.
  */
-export const authoringRoutes: RoutePlugin = async (app, { services: { skillManage, approvals } }) => {
+export const authoringRoutes: RoutePlugin = async (app, { services: { skillManage, approvals, pool } }) => {
   app.post(
     '/v1/skills/manage',
     routeOptions('skill.write', {
@@ -73,6 +75,10 @@ export const authoringRoutes: RoutePlugin = async (app, { services: { skillManag
       const { request: manageRequest, ...turn } = request.body;
       if (originTrustExceeds(turn.originTrust, principal.maxOriginTrust)) {
         throw new OriginTrustNotAllowed(turn.originTrust, principal.maxOriginTrust);
+      }
+      // The session is recorded on the skill's events: another tenant's (or none) is refused, not taken on trust.
+      if (turn.sessionId !== undefined && !(await findSession(pool, principal.tenantId, turn.sessionId))) {
+        throw new SessionNotFound(turn.sessionId);
       }
       return skillManage.manage(
         { tenantId: principal.tenantId, principalId: principal.principal, scopes: [...principal.scopes], ...turn },
