@@ -4,6 +4,7 @@ import { buildClusterEvidence } from './cluster-evidence.ts';
 import type { Distiller } from './distiller.ts';
 import { loadEvidenceRuns } from './evidence-runs.ts';
 import { DistillOutputMalformed } from './learned-skill.ts';
+import { SkillValidationError } from '../skills/validation-errors.ts';
 import { getPassCluster, markClusterDistilled, markClusterSkipped } from './pass-repository.ts';
 import { countedRunsOf, freshRunsFor, trackRecordAfter } from './cluster-track-record.ts';
 
@@ -48,6 +49,13 @@ export async function distillCluster(
   } catch (error) {
     if (error instanceof DistillOutputMalformed) {
       const reason = `malformed ${distiller.kind} output: ${error.message}`;
+      await markClusterSkipped(db, input.tenantId, input.passId, input.clusterKey, reason);
+      return { status: 'skipped', reason };
+    }
+    // The procedure cannot be a valid skill as it is (its four fields do not fit the metadata
+    // block, more tools than a skill may list): skipped and counted, naming the validator's rule.
+    if (error instanceof SkillValidationError) {
+      const reason = `refused by the validator (${error.rule}): ${error.code}: ${error.message}`;
       await markClusterSkipped(db, input.tenantId, input.passId, input.clusterKey, reason);
       return { status: 'skipped', reason };
     }

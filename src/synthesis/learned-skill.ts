@@ -16,12 +16,6 @@ import { fitMetadata, wordPrefixes } from './skill-naming.ts';
 
 export const NEW_SKILL_VERSION = '1.0.0';
 
-/** The description cut at a word until the block fits; null when even one word does not fit with every tool. */
-function fitMetadataKeepingTools(manifest: SkillManifest): SkillManifest | null {
-  const fitted = fitMetadata(manifest, wordPrefixes(manifest.description));
-  return fitted && fitted.requiredTools.length === manifest.requiredTools.length ? fitted : null;
-}
-
 /** The distiller's output cannot become a skill; the cluster is skipped with this reason. */
 export class DistillOutputMalformed extends SkillsmithError {
   static override readonly code = 'DistillOutputMalformed';
@@ -66,7 +60,7 @@ export function parseLearnedSkill(output: string, options: { license: string }):
     license: options.license,
   };
   const oneLine = !/[\r\n\u2028\u2029\u0085]/.test(emitted.description);
-  const manifest = (oneLine && fitMetadataKeepingTools(emitted)) || emitted;
+  const manifest = (oneLine && fitMetadata(emitted, wordPrefixes(emitted.description))) || emitted;
   try {
     validateManifest(manifest, manifest.name);
     validateBody(body);

@@ -153,17 +153,14 @@ const fits = (manifest: SkillManifest) => countTokens(renderMetadataBlock(manife
 
 /**
  * The manifest with the first description (most detailed first) whose metadata block fits the
- * budget; when even the last does not, required tools are dropped from the end (the body still
- * names every tool). Returns null only when the name and version alone exceed the budget.
+ * budget. The block fits by its description alone: `required-tools` is the procedure's complete
+ * list, which the load-time missing-tools check trusts, so it is never cut. Null when no
+ * description fits beside the name, version and every tool — the caller then refuses the skill
+ * with the validator's rule.
  */
 export function fitMetadata(manifest: SkillManifest, descriptions: string[]): SkillManifest | null {
   for (const description of descriptions) {
     const candidate = { ...manifest, description };
-    if (fits(candidate)) return candidate;
-  }
-  const shortest = descriptions.at(-1) ?? manifest.description;
-  for (let count = manifest.requiredTools.length - 1; count >= 0; count--) {
-    const candidate = { ...manifest, description: shortest, requiredTools: manifest.requiredTools.slice(0, count) };
     if (fits(candidate)) return candidate;
   }
   return null;

@@ -8,6 +8,7 @@ import { createExtractiveDistiller } from '../../src/synthesis/distiller.ts';
 import { isStopWord } from '../../src/synthesis/goal-words.ts';
 import { DistillOutputMalformed, parseLearnedSkill } from '../../src/synthesis/learned-skill.ts';
 import { withIdentity } from '../../src/synthesis/skill-naming.ts';
+import { SkillValidationError } from '../../src/skills/validation-errors.ts';
 
 /**
  * Generated clusters: a procedure of tools named in several conventions, goals written from
@@ -80,11 +81,17 @@ const cluster = fc
     return { runs: evidenceRuns, slotWords: new Set([...slotsUsed].flatMap((slot) => slot.toLowerCase().match(/[a-z0-9]+/g) ?? [])) };
   });
 
-const distill = (runs: EvidenceRun[]) => {
+/** The distiller's answer, or the validator's refusal of a procedure whose fields cannot make a valid skill. */
+const distill = async (runs: EvidenceRun[]) => {
   const evidence = buildClusterEvidence(runs, 1);
-  return createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence, {
-    trackRecord: { successCount: evidence.successfulRunCount, attemptCount: runs.length },
-  });
+  try {
+    return await createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence, {
+      trackRecord: { successCount: evidence.successfulRunCount, attemptCount: runs.length },
+    });
+  } catch (error) {
+    if (error instanceof SkillValidationError) return { kind: 'refused' as const, error };
+    throw error;
+  }
 };
 
 function expectValid(document: string, name: string): void {
@@ -149,6 +156,7 @@ describe('what a learned skill says, over generated clusters', () => {
 
   it('keeps the metadata block within budget under the name and version a skill is installed with (`-2`, a next version)', async () => {
     let lengthened = 0;
+    let refused = 0;
     await fc.assert(
       fc.asyncProperty(cluster, fc.integer({ min: 2, max: 999 }), fc.integer({ min: 1, max: 999 }), async ({ runs }, suffix, minor) => {
         const learned = await distill(runs);
@@ -157,13 +165,43 @@ describe('what a learned skill says, over generated clusters', () => {
         const name = `${learned.manifest.name.slice(0, 64 - tail.length).replace(/-+$/, '')}${tail}`;
         const installed = withIdentity(learned.manifest, { name, version: `1.${minor}.0` });
         if (installed.description !== learned.manifest.description) lengthened += 1;
-        expect(installed).toMatchObject({ name, version: `1.${minor}.0` });
-        expect(() => validateManifest(installed, name)).not.toThrow();
+        expect(installed).toMatchObject({ name, version: `1.${minor}.0`, requiredTools: learned.manifest.requiredTools });
+        // Fitted by its description, or (no description fits beside the longer name and every tool) refused by the rule.
+        try {
+          validateManifest(installed, name);
+        } catch (error) {
+          expect((error as SkillValidationError).rule).toBe('metadata.tokens');
+          refused += 1;
+        }
       }),
       { numRuns: 60, seed: 77 },
     );
     // the property met manifests that had to be cut again, not only ones with room to spare
     expect(lengthened).toBeGreaterThan(0);
+    expect(refused).toBeLessThan(lengthened);
+  });
+
+  it('lists every tool of the procedure in required-tools, or refuses the cluster by the validator’s rule', async () => {
+    const rules = new Set<string>();
+    let skills = 0;
+    await fc.assert(
+      fc.asyncProperty(cluster, async ({ runs }) => {
+        const learned = await distill(runs);
+        const tools = [...new Set(buildClusterEvidence(runs, 1).consensusSequence.map((step) => step.tool))];
+        if (learned.kind === 'refused') {
+          rules.add(learned.error.rule);
+          expect(['metadata.tokens', 'required_tools.count']).toContain(learned.error.rule);
+          return;
+        }
+        if (learned.kind !== 'skill') return;
+        skills += 1;
+        expect(learned.manifest.requiredTools).toEqual(tools);
+        expect(parseSkillDocument(learned.document, { defaultLicense: 'MIT' }).manifest.requiredTools).toEqual(tools);
+      }),
+      { numRuns: 100, seed: 2029 },
+    );
+    expect(skills).toBeGreaterThan(50);
+    expect(rules.size).toBeGreaterThan(0);
   });
 
   it('never lets LLM output through that the validator refuses: it is fitted or refused as malformed', () => {
