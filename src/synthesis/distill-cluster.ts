@@ -28,7 +28,7 @@ export async function distillCluster(
   if (cluster.status !== 'pending' && cluster.candidate) {
     return { status: 'distilled', name: cluster.skillName ?? 'candidate' };
   }
-  const counted = await countedRunsOf(db, input.tenantId, cluster);
+  const counted = await countedRunsOf(db, input.tenantId, input.passId, cluster);
   const target =
     cluster.decision === 'update' && cluster.targetProcedureId
       ? await findProcedureById(db, input.tenantId, cluster.targetProcedureId)
@@ -37,7 +37,8 @@ export async function distillCluster(
   const runs = await loadEvidenceRuns(
     db,
     input.tenantId,
-    [...cluster.runIds, ...learnedFrom.map((run) => run.runId)],
+    // The failed attempts too: their failing steps are the body's edge cases.
+    [...cluster.runIds, ...counted.map((run) => run.runId), ...learnedFrom.map((run) => run.runId)],
     [...cluster.successfulRunIds, ...learnedFrom.filter((run) => run.success).map((run) => run.runId)],
   );
   const evidence = buildClusterEvidence(runs, input.minSteps);
