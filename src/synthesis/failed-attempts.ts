@@ -50,7 +50,8 @@ export function attemptedProcedure(run: Pick<UnsuccessfulRunApart, 'goal' | 'too
 /** The failed runs of the pass's non-qualifying clusters that attempted `cluster`'s procedure, by run id. */
 export async function findFailedAttempts(db: Queryable, tenantId: string, passId: string, cluster: PassCluster): Promise<string[]> {
   if (!cluster.qualifying) return [];
-  const apart = await findUnsuccessfulRunsApart(db, tenantId, passId);
+  // A carried cluster's runs were clustered by the pass that left it pending.
+  const apart = await findUnsuccessfulRunsApart(db, tenantId, cluster.carriedFrom ?? passId);
   if (apart.length === 0) return [];
   const successful = await loadEvidenceRuns(db, tenantId, cluster.successfulRunIds, cluster.successfulRunIds);
   return apart.filter((run) => attemptedProcedure(run, successful)).map((run) => run.runId);
