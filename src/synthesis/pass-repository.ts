@@ -307,7 +307,8 @@ export async function carryPendingClusters(db: Queryable, tenantId: string, pass
 
 /**
  * The pass's qualifying clusters in processing order — carried ones first, then by value — cut
- * at the budget: the rest stays pending with the reason, and the next pass takes it first.
+ * at the budget (`passClusterBudget`): the rest stays pending with the reason, and the pass's
+ * continuation (or the next pass) takes it first.
  */
 export async function selectClustersToProcess(
   db: Queryable,
@@ -325,8 +326,8 @@ export async function selectClustersToProcess(
   if (waiting.length > 0) {
     await db.query(
       `UPDATE pass_clusters SET decision_reason = 'waiting: ranked ' || (w.position + $4) || ' of ' || $5 ||
-          ' by value (successful runs × success rate), past the budget of ' || $4 ||
-          ' clusters per pass (SKILLSMITH_MAX_CLUSTERS_PER_PASS); the next pass takes it first'
+          ' by value (successful runs × success rate), past the LLM budget of ' || $4 ||
+          ' clusters per pass (SKILLSMITH_MAX_CLUSTERS_PER_PASS); the pass''s continuation takes it first'
          FROM unnest($3::text[]) WITH ORDINALITY AS w(cluster_key, position)
         WHERE pass_clusters.tenant_id = $1 AND pass_clusters.pass_id = $2 AND pass_clusters.cluster_key = w.cluster_key`,
       [tenantId, passId, waiting, budget, ordered.length],
