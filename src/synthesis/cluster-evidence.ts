@@ -125,13 +125,18 @@ function goalTemplate(run: AlignedRun, bindings: ArgumentBinding[][], slots: Slo
     template = template.replace(wholeTokenPattern(value, 'giu'), `{${parameter}}`);
     folded = caseless(template);
   }
+  // The goal's first word before an article is its verb ("Ship the latest build"), however the
+  // other goals open: it is kept, where a capitalised opener before anything else may be a name.
+  const opener = /^([\p{L}]+)\s+(?:a|an|the|my|our|your|their|this|that|these|those|all|every|each|some)\b/iu.exec(template)?.[1];
   return template
     .split(/(\{[A-Za-z0-9_]+\})/)
-    .map((part) =>
+    .map((part, index) =>
       part.startsWith('{')
         ? part
-        : part.replace(/[\p{L}\p{N}_]+/gu, (word) =>
-            !isStopWord(word.toLowerCase()) && slots.isSlotValue(word.toLowerCase()) ? '…' : word,
+        : part.replace(/[\p{L}\p{N}_]+/gu, (word, offset: number) =>
+            (index === 0 && offset === 0 && word === opener) || isStopWord(word.toLowerCase()) || !slots.isSlotValue(word.toLowerCase())
+              ? word
+              : '…',
           ),
     )
     .join('')

@@ -116,13 +116,15 @@ describe('parameter induction from a cluster of runs', () => {
       trackRecord: { successCount: 12, attemptCount: 12 },
     });
     if (learned.kind !== 'skill') throw new Error('expected a skill');
-    expect(learned.manifest.name).toBe('search-hotel-destination-stay');
+    // A verb phrase of the task: the goal's clause that asks for something.
+    expect(learned.manifest.name).toBe('find-hotel');
     for (const slot of ['aden', 'vienna', 'maria', 'tom', '2024']) {
       expect(learned.manifest.name).not.toContain(slot);
       expect(learned.manifest.description.toLowerCase()).not.toContain(slot);
     }
+    // The typical goal in general terms, and what a goal must give: no placeholder, no ellipsis, no tool words.
     expect(learned.manifest.description).toBe(
-      '… is going to stay in {query} from {arrival_date}, find a hotel there. Search hotel destination, then search hotels.',
+      'For goals like "Is going to stay in a query from an arrival date, find a hotel there." Use when the goal gives the query and arrival date.',
     );
   });
 

@@ -1,11 +1,12 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { checkAgentSkillsDocument } from '../../src/skills/agentskills-rules.ts';
-import { parseSkillDocument } from '../../src/skills/skill-format.ts';
+import { parseSkillDocument, type SkillManifest } from '../../src/skills/skill-format.ts';
 import { validateBody, validateManifest } from '../../src/skills/validator.ts';
 import { buildClusterEvidence, type EvidenceRun, type EvidenceToolCall } from '../../src/synthesis/cluster-evidence.ts';
 import { createExtractiveDistiller } from '../../src/synthesis/distiller.ts';
-import { isStopWord } from '../../src/synthesis/goal-words.ts';
+import { isStopWord, stem, toolWords } from '../../src/synthesis/goal-words.ts';
+import { generateRuns } from '../../src/demo/synthetic-runs.ts';
 import { DistillOutputMalformed, parseLearnedSkill } from '../../src/synthesis/learned-skill.ts';
 import { withIdentity } from '../../src/synthesis/skill-naming.ts';
 import { SkillValidationError } from '../../src/skills/validation-errors.ts';
@@ -111,6 +112,8 @@ describe('what a learned skill says, over generated clusters', () => {
         skills += 1;
         for (const word of learned.manifest.name.split('-')) expect(slotWords.has(word)).toBe(false);
         for (const word of learned.manifest.description.toLowerCase().match(/[a-z0-9]+/g) ?? []) expect(slotWords.has(word)).toBe(false);
+        // No fragment or placeholder either: the description is plain words.
+        expect(learned.manifest.description).not.toMatch(/…|[{}]/);
       }),
       { numRuns: 100, seed: 4711 },
     );
@@ -228,5 +231,48 @@ describe('what a learned skill says, over generated clusters', () => {
       { numRuns: 300, seed: 42 },
     );
     expect(accepted).toBeGreaterThan(30);
+  });
+});
+
+describe('descriptions and names an agent can choose by, over the seeded generator’s clusters', () => {
+  /** The extractive skill of every family of both catalogs, two seeds each (distilled once for both tests). */
+  const skills: SkillManifest[] = [];
+  beforeAll(async () => {
+    for (const catalog of ['classic', 'varied'] as const) {
+      for (const seed of [1, 2]) {
+        const byFamily = new Map<string, EvidenceRun[]>();
+        for (const { family, report } of generateRuns({ seed, runs: 300, catalog })) {
+          if (family === null) continue;
+          const run = { runId: report.runId, goal: report.goal, status: report.status, toolCalls: report.toolCalls };
+          byFamily.set(family, [...(byFamily.get(family) ?? []), run]);
+        }
+        for (const runs of byFamily.values()) {
+          const learned = await distill(runs);
+          if (learned.kind === 'skill') skills.push(learned.manifest);
+        }
+      }
+    }
+  });
+
+  it('describes every skill in plain words: no "…" fragment, no {placeholder}, no tool name or chain of tool words', () => {
+    expect(skills.length).toBeGreaterThan(20);
+    for (const { description, requiredTools } of skills) {
+      expect(description).not.toMatch(/…|\.\.\.|[{}]/);
+      expect(description).not.toMatch(/, then /);
+      for (const tool of requiredTools) expect(description).not.toContain(tool);
+      expect(description).toMatch(/^["A-Z].*[.?"]$/);
+    }
+  });
+
+  it('names every skill with a short verb phrase of its task, not a list of its tools’ words', () => {
+    for (const { name, requiredTools } of skills) {
+      const words = name.split('-');
+      expect(words.length).toBeLessThanOrEqual(4);
+      // A name all of tool words, drawn from more than one tool, is a list of tool words, not a task.
+      const toolStems = (tool: string) => toolWords(tool).map(stem);
+      const fromTools = words.every((word) => requiredTools.some((tool) => toolStems(tool).includes(word)));
+      const toolsNamed = requiredTools.filter((tool) => words.slice(1).some((word) => toolStems(tool).includes(word)));
+      expect(fromTools && toolsNamed.length > 1, `${name} lists tool words`).toBe(false);
+    }
   });
 });
