@@ -64,6 +64,8 @@ export interface ClusterPassGoalsResult {
   carriedCount?: number;
   /** Qualifying clusters past the budget, left pending for the next pass. */
   pendingCount?: number;
+  /** Present when clusters wait past the LLM budget: the pass's continuation starts this many seconds after it ends. */
+  continueAfterSeconds?: number;
   /** Per key in `clusterKeys`: size, successes and typical goal, the cluster child's static summary in the UI. */
   clusterSummaries?: Record<string, string>;
 }

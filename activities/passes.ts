@@ -8,6 +8,7 @@ import {
   selectClustersToProcess,
   updatePassCounts,
 } from '../src/synthesis/pass-repository.ts';
+import { passClusterBudget } from '../src/synthesis/synthesis-settings.ts';
 import { type PassCounts, type PassRecord, type PassStatus } from '../src/contracts/pass-record.ts';
 
 export interface BeginPassInput {
@@ -27,8 +28,13 @@ export interface BeginPassResult {
 export interface SelectedPassClusters {
   /** The clusters to process now, in order. */
   clusterKeys: string[];
-  /** Qualifying clusters past the budget, left pending for the next pass. */
+  /** Qualifying clusters past the LLM budget, left pending for the pass's continuation. */
   pendingCount: number;
+  /**
+   * Present when clusters wait past the LLM budget: the pass starts its continuation this many
+   * seconds after it ends (absent in histories recorded before continuations).
+   */
+  continueAfterSeconds?: number;
   /** Per key in `clusterKeys`: size, successes and typical goal, the cluster child's static summary in the UI. */
   clusterSummaries: Record<string, string>;
 }
@@ -61,19 +67,25 @@ export const createPassActivities = ({
 
   /**
    * The clusters to process now, in order — taken over from earlier passes first, then by value —
-   * at most maxClustersPerPass; the rest stays pending in pass_clusters. With each, the summary its
-   * child workflow shows in the UI.
+   * every one with the extractive distiller, at most maxClustersPerPass with the LLM; the rest stays
+   * pending in pass_clusters for the pass's continuation. With each, the summary its child
+   * workflow shows in the UI.
    */
   async selectPassClusters(input: { tenantId: string; passId: string }): Promise<SelectedPassClusters> {
     const tenant = await tenantConfig(input.tenantId);
-    const selected = await selectClustersToProcess(pool, input.tenantId, input.passId, tenant.synthesis.maxClustersPerPass);
+    const selected = await selectClustersToProcess(pool, input.tenantId, input.passId, passClusterBudget(tenant.synthesis));
     const clusterSummaries = await loadClusterSummaries(
       pool,
       input.tenantId,
       tenant.embedding.model,
       await listPassClusters(pool, input.tenantId, input.passId, selected.clusterKeys),
     );
-    return { clusterKeys: selected.clusterKeys, pendingCount: selected.waiting, clusterSummaries };
+    return {
+      clusterKeys: selected.clusterKeys,
+      pendingCount: selected.waiting,
+      clusterSummaries,
+      ...(selected.waiting > 0 ? { continueAfterSeconds: tenant.synthesis.continuationDelaySeconds } : {}),
+    };
   },
 
   async recordPassCounts(input: { tenantId: string; passId: string; counts: Partial<PassCounts> }): Promise<void> {

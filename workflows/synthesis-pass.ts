@@ -3,9 +3,12 @@ import {
   defineQuery,
   executeChild,
   isCancellation,
+  ParentClosePolicy,
   patched,
   proxyActivities,
   setHandler,
+  sleep,
+  startChild,
   upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
@@ -16,6 +19,7 @@ import type { PassRecord } from '../src/contracts/pass-record.ts';
 import {
   DEFAULT_HEARTBEAT_TIMEOUT_SECONDS,
   PASS_PROGRESS_QUERY,
+  passWorkflowId,
   type PassProgress,
   type SynthesisPassInput,
 } from '../src/contracts/pass-contract.ts';
@@ -82,16 +86,25 @@ const { selectPassClusters } = proxyActivities<Activities>({
  */
 export const SETTLE_IN_RECONCILE_PATCH = 'settle-unchanged-clusters-in-reconcile-step';
 
+/**
+ * Histories recorded before a pass that left clusters pending past the LLM budget started its own
+ * continuation; new executions start it.
+ */
+export const PASS_CONTINUATION_PATCH = 'pass-starts-its-continuation';
+
 export const passProgressQuery = defineQuery<PassProgress>(PASS_PROGRESS_QUERY);
 
 /**
  * One synthesis pass, id `synthesis/<tenant>/<iso-time>`: extract → embed → cluster → reconcile
  * settles the clusters that are unchanged procedures (NOOPs cost no budget) → one child
  * workflow per qualifying cluster (reconcile → distill → install), highest value first, the ones
- * earlier passes left pending before them, at most maxClustersPerPass: the rest stays pending
- * (counted in the record and the memo) and the next pass takes it first. Only ids and counts travel
- * through history. An unusable LLM stops the pass before any further install; a failure or a
- * cancel is recorded on the pass before the workflow ends.
+ * earlier passes left pending before them — every one with the extractive distiller; with the LLM
+ * at most maxClustersPerPass (the budget caps LLM calls), the rest staying pending (counted in the
+ * record and the memo) for the pass's continuation: a pass it starts as an abandoned child, which
+ * waits SKILLSMITH_PASS_CONTINUATION_DELAY_SECONDS and takes them first, so a backlog drains
+ * without an operator. Only ids and counts travel through history. An unusable LLM stops the pass
+ * before any further install (and starts no continuation); a failure or a cancel is recorded on
+ * the pass before the workflow ends.
  */
 export async function synthesisPass(input: SynthesisPassInput): Promise<PassRecord> {
   const { workflowId: passId, runId } = workflowInfo();
@@ -111,6 +124,13 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
       ]);
   };
   showStatus('running');
+  if (input.startDelaySeconds !== undefined) {
+    // A continuation waits in the open, a timer in the UI, before it begins its record.
+    progress.stage = 'waiting';
+    upsertMemo({ tenantId, continues: input.continues ?? null, startDelaySeconds: input.startDelaySeconds });
+    await sleep(input.startDelaySeconds * 1000);
+    progress.stage = 'starting';
+  }
   const finish = async (status: 'completed' | 'skipped' | 'failed' | 'cancelled', outcome: string | null) => {
     progress.stage = 'finishing';
     // A pass that ends early keeps the counts it reached (runs seen before its embed step failed).
@@ -170,7 +190,34 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
         break;
       }
     }
-    return await finish(stoppedBecause ? 'skipped' : 'completed', stoppedBecause);
+    if (stoppedBecause) return await finish('skipped', stoppedBecause);
+    const delaySeconds = clustered.continueAfterSeconds;
+    if (delaySeconds === undefined || !patched(PASS_CONTINUATION_PATCH)) return await finish('completed', null);
+    // Named for when it begins, as every pass is. The record is finished first: a continuation
+    // takes over the pending clusters of completed passes.
+    const continuationId = passWorkflowId(tenantId, new Date(Date.now() + delaySeconds * 1000));
+    const pending = clustered.pendingCount ?? 0;
+    const record = await finish(
+      'completed',
+      `continued by ${continuationId}: ${pending} clusters pending past the LLM budget (SKILLSMITH_MAX_CLUSTERS_PER_PASS)`,
+    );
+    upsertMemo({ continuedBy: continuationId });
+    await startChild(synthesisPass, {
+      workflowId: continuationId,
+      args: [
+        {
+          tenantId,
+          continues: passId,
+          startDelaySeconds: delaySeconds,
+          ...(input.searchAttributes === undefined ? {} : { searchAttributes: input.searchAttributes }),
+          ...(input.heartbeatTimeoutSeconds === undefined ? {} : { heartbeatTimeoutSeconds }),
+        },
+      ],
+      // It outlives this pass, which ends now.
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      staticSummary: `continues ${passId}: ${pending} clusters pending past the LLM budget, from ${delaySeconds} s after it`,
+    });
+    return record;
   } catch (error) {
     if (isCancellation(error)) {
       await CancellationScope.nonCancellable(() => finish('cancelled', 'cancelled'));

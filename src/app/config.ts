@@ -162,7 +162,14 @@ export const environmentSchema = z
     SKILLSMITH_MIN_STEPS: positiveInt.default(3).describe('Successful tool calls a completed run needs to count as a successful sequence.'),
     SKILLSMITH_MAX_CLUSTERS_PER_PASS: positiveInt
       .default(10)
-      .describe('Qualifying clusters one pass processes; the rest stay pending and the next pass takes them first.'),
+      .describe(
+        'LLM calls one pass makes (the LLM distiller distils this many qualifying clusters; the rest stay pending and the pass continues after SKILLSMITH_PASS_CONTINUATION_DELAY_SECONDS). The extractive distiller makes none, so one pass processes every qualifying cluster.',
+      ),
+    SKILLSMITH_PASS_CONTINUATION_DELAY_SECONDS: positiveInt
+      .default(300)
+      .describe(
+        "With the LLM distiller, how long after a pass that left clusters pending past SKILLSMITH_MAX_CLUSTERS_PER_PASS its continuation (a follow-up pass, the pass's child `synthesis/<tenant>/<iso>`) starts, so a backlog drains without an operator at a bounded rate of LLM calls.",
+      ),
     SKILLSMITH_SYNTHESIS_ENABLED: booleanFlag.default(true).describe('Off: passes are skipped (logged); recall still works.'),
     SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS: z.coerce
       .number()
@@ -428,6 +435,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       minSuccessRate: e.SKILLSMITH_MIN_SUCCESS_RATE,
       minSteps: e.SKILLSMITH_MIN_STEPS,
       maxClustersPerPass: e.SKILLSMITH_MAX_CLUSTERS_PER_PASS,
+      continuationDelaySeconds: e.SKILLSMITH_PASS_CONTINUATION_DELAY_SECONDS,
       heartbeatTimeoutSeconds: e.SKILLSMITH_HEARTBEAT_TIMEOUT_SECONDS,
       enabled: e.SKILLSMITH_SYNTHESIS_ENABLED,
       distiller: e.SKILLSMITH_DISTILLER ?? (e.SKILLSMITH_LLM_BASE_URL ? 'llm' : 'extractive'),

@@ -16,12 +16,16 @@ export interface SynthesisPassInput {
    * process that started it): how soon a lost worker is noticed. Absent (histories before it): the default.
    */
   heartbeatTimeoutSeconds?: number;
+  /** A continuation: the pass that left clusters pending past the LLM budget and started this one. */
+  continues?: string;
+  /** Seconds the pass waits before it begins: a continuation's delay (SKILLSMITH_PASS_CONTINUATION_DELAY_SECONDS). */
+  startDelaySeconds?: number;
 }
 
 /** How long a pass's heartbeating activity may go silent before Temporal retries it on another worker. */
 export const DEFAULT_HEARTBEAT_TIMEOUT_SECONDS = 30;
 
-export type PassStage = 'starting' | 'extracting' | 'embedding' | 'clustering' | 'distilling' | 'finishing' | 'done';
+export type PassStage = 'waiting' | 'starting' | 'extracting' | 'embedding' | 'clustering' | 'distilling' | 'finishing' | 'done';
 
 export interface PassProgress {
   stage: PassStage;

@@ -80,6 +80,13 @@ const MAX_COMMON_GOAL_WORDS = 4;
 
 const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
+/** Long enough to say what went wrong, short enough for an edge case: the error's first line, at most 200 characters. */
+const ERROR_SUMMARY_CHARACTERS = 200;
+function errorSummary(error: string | null | undefined): string {
+  const firstLine = (error ?? 'failed without an error message').trim().split(/\r?\n/)[0]!;
+  return firstLine.replace(/\s+/g, ' ').trim().slice(0, ERROR_SUMMARY_CHARACTERS) || 'failed without an error message';
+}
+
 function successfulCalls(run: EvidenceRun): EvidenceToolCall[] {
   return run.toolCalls.filter((call) => call.success);
 }
@@ -118,13 +125,18 @@ function goalTemplate(run: AlignedRun, bindings: ArgumentBinding[][], slots: Slo
     template = template.replace(wholeTokenPattern(value, 'giu'), `{${parameter}}`);
     folded = caseless(template);
   }
+  // The goal's first word before an article is its verb ("Ship the latest build"), however the
+  // other goals open: it is kept, where a capitalised opener before anything else may be a name.
+  const opener = /^([\p{L}]+)\s+(?:a|an|the|my|our|your|their|this|that|these|those|all|every|each|some)\b/iu.exec(template)?.[1];
   return template
     .split(/(\{[A-Za-z0-9_]+\})/)
-    .map((part) =>
+    .map((part, index) =>
       part.startsWith('{')
         ? part
-        : part.replace(/[\p{L}\p{N}_]+/gu, (word) =>
-            !isStopWord(word.toLowerCase()) && slots.isSlotValue(word.toLowerCase()) ? '…' : word,
+        : part.replace(/[\p{L}\p{N}_]+/gu, (word, offset: number) =>
+            (index === 0 && offset === 0 && word === opener) || isStopWord(word.toLowerCase()) || !slots.isSlotValue(word.toLowerCase())
+              ? word
+              : '…',
           ),
     )
     .join('')
@@ -153,15 +165,19 @@ export function buildClusterEvidence(runs: EvidenceRun[], minSteps: number): Clu
   });
 
   const failures = new Map<string, ObservedFailure>();
+  const observe = (tool: string, error: string) => {
+    const key = `${tool}\u0000${error}`;
+    const stepIndex = steps.findIndex((step) => step.tool === tool);
+    const entry = failures.get(key) ?? { tool, error, count: 0, step: stepIndex < 0 ? null : stepIndex + 1 };
+    entry.count += 1;
+    failures.set(key, entry);
+  };
   for (const run of sorted) {
-    for (const call of run.toolCalls) {
-      if (call.success) continue;
-      const error = (call.error ?? 'failed without an error message').replace(/\s+/g, ' ').trim().slice(0, 200);
-      const key = `${call.tool}\u0000${error}`;
-      const stepIndex = steps.findIndex((step) => step.tool === call.tool);
-      const entry = failures.get(key) ?? { tool: call.tool, error, count: 0, step: stepIndex < 0 ? null : stepIndex + 1 };
-      entry.count += 1;
-      failures.set(key, entry);
+    for (const call of run.toolCalls) if (!call.success) observe(call.tool, errorSummary(call.error));
+    // A run that failed with every call succeeding still failed: where it stopped is what to check.
+    const last = run.toolCalls.at(-1);
+    if (run.status !== 'completed' && last && run.toolCalls.every((call) => call.success)) {
+      observe(last.tool, `the run ended ${run.status} after this call, with no tool error`);
     }
   }
 

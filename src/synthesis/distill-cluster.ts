@@ -4,6 +4,7 @@ import { buildClusterEvidence } from './cluster-evidence.ts';
 import type { Distiller } from './distiller.ts';
 import { loadEvidenceRuns } from './evidence-runs.ts';
 import { DistillOutputMalformed } from './learned-skill.ts';
+import { SkillValidationError } from '../skills/validation-errors.ts';
 import { getPassCluster, markClusterDistilled, markClusterSkipped } from './pass-repository.ts';
 import { countedRunsOf, freshRunsFor, trackRecordAfter } from './cluster-track-record.ts';
 
@@ -27,7 +28,7 @@ export async function distillCluster(
   if (cluster.status !== 'pending' && cluster.candidate) {
     return { status: 'distilled', name: cluster.skillName ?? 'candidate' };
   }
-  const counted = await countedRunsOf(db, input.tenantId, cluster);
+  const counted = await countedRunsOf(db, input.tenantId, input.passId, cluster);
   const target =
     cluster.decision === 'update' && cluster.targetProcedureId
       ? await findProcedureById(db, input.tenantId, cluster.targetProcedureId)
@@ -36,7 +37,8 @@ export async function distillCluster(
   const runs = await loadEvidenceRuns(
     db,
     input.tenantId,
-    [...cluster.runIds, ...learnedFrom.map((run) => run.runId)],
+    // The failed attempts too: their failing steps are the body's edge cases.
+    [...cluster.runIds, ...counted.map((run) => run.runId), ...learnedFrom.map((run) => run.runId)],
     [...cluster.successfulRunIds, ...learnedFrom.filter((run) => run.success).map((run) => run.runId)],
   );
   const evidence = buildClusterEvidence(runs, input.minSteps);
@@ -48,6 +50,13 @@ export async function distillCluster(
   } catch (error) {
     if (error instanceof DistillOutputMalformed) {
       const reason = `malformed ${distiller.kind} output: ${error.message}`;
+      await markClusterSkipped(db, input.tenantId, input.passId, input.clusterKey, reason);
+      return { status: 'skipped', reason };
+    }
+    // The procedure cannot be a valid skill as it is (its four fields do not fit the metadata
+    // block, more tools than a skill may list): skipped and counted, naming the validator's rule.
+    if (error instanceof SkillValidationError) {
+      const reason = `refused by the validator (${error.rule}): ${error.code}: ${error.message}`;
       await markClusterSkipped(db, input.tenantId, input.passId, input.clusterKey, reason);
       return { status: 'skipped', reason };
     }

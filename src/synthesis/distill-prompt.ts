@@ -14,8 +14,8 @@ Answer with exactly one of:
 1. The literal word SKIP (nothing else) when the runs do not share a procedure worth reusing.
 2. A Markdown document with YAML front matter holding exactly these three keys:
 ---
-name: <kebab-case name, 1-64 characters of a-z, 0-9 and single hyphens, saying what the procedure does>
-when_to_use: <one line, at most 200 characters: what the procedure does and the goals it applies to, in general terms>
+name: <kebab-case name, 1-64 characters of a-z, 0-9 and single hyphens: a short verb phrase of the task (refund-order), not a list of tool names>
+when_to_use: <one line, at most 200 characters, in plain words: what the procedure does and when to use it; no ellipsis, no {placeholders}, no tool names>
 tools_required: [<tool names the procedure calls, at most 10>]
 ---
 # <Title>

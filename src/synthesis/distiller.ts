@@ -1,6 +1,6 @@
 import type { ChatClient } from '../llm/chat-client.ts';
 import { serializeSkillDocument, type SkillManifest } from '../skills/skill-format.ts';
-import { REQUIRED_TOOLS_LIMIT } from '../skills/validator.ts';
+import { validateManifest } from '../skills/validator.ts';
 import type { ClusterEvidence } from './cluster-evidence.ts';
 import { buildDistillUserPrompt, DISTILL_SYSTEM_PROMPT } from './distill-prompt.ts';
 import { checkAgainstEvidence } from './evidence-check.ts';
@@ -54,12 +54,16 @@ export function createExtractiveDistiller(options: { license: string }): Distill
         name,
         version: NEW_SKILL_VERSION,
         description: '',
-        // The run report and the validator share one tool-name rule, so every tool a run called can be listed.
-        requiredTools: [...new Set(evidence.consensusSequence.map((step) => step.tool))].slice(0, REQUIRED_TOOLS_LIMIT),
+        // Every tool of the procedure, never cut: agents check it for missing tools at load. (The
+        // run report and the validator share one tool-name rule, so every tool a run called can be listed.)
+        requiredTools: [...new Set(evidence.consensusSequence.map((step) => step.tool))],
         license: options.license,
       };
-      const manifest = fitMetadata(draft, describeProcedure(evidence));
-      if (manifest === null) return { kind: 'skip' };
+      const descriptions = describeProcedure(evidence);
+      const manifest = fitMetadata(draft, descriptions) ?? { ...draft, description: descriptions.at(-1) ?? '' };
+      // Where the four fields cannot fit (or there are more tools than a skill may list), the
+      // validator's named error refuses the cluster: never a skill with a shorter tool list.
+      validateManifest(manifest, name);
       const title = name.replace(/-/g, ' ').replace(/^./, (letter) => letter.toUpperCase());
       const body = renderProcedureBody(evidence, { title, trackRecord });
       return { kind: 'skill', manifest, body, document: serializeSkillDocument(manifest, body) };

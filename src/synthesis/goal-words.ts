@@ -2,8 +2,8 @@
  * The words of goals and tool names, and which of them are slot values. A slot value is what
  * varies from one run of a procedure to the next (a person, a place, an id, a date, an amount),
  * so a skill's name and description must never contain one. Detected generally, from the runs
- * themselves: any word inside an argument value, any word with a digit, and any word the goals
- * write as a proper name. (Free text passed as an argument — a
+ * themselves: any word inside an argument value that is not a constant of the procedure, any word
+ * with a digit, and any word the goals write as a proper name (but not one that opens most goals). (Free text passed as an argument — a
  * search query that repeats the goal — is not a slot value; the names and ids inside it are
  * caught by the other rules or by the shorter arguments that carry them.)
  */
@@ -72,6 +72,15 @@ function valueWords(value: unknown, into: Set<string>): void {
  * is in — "Aden is going to stay…" — is still a name).
  */
 function properNames(goals: string[]): Set<string> {
+  // A word that opens most goals is the task's own ("Refund order A-1041 …"), not a value that varies.
+  const openers = new Map<string, number>();
+  for (const goal of goals) {
+    const first = wordsOf(goal)[0];
+    if (first !== undefined) openers.set(first, (openers.get(first) ?? 0) + 1);
+  }
+  const taskWords = new Set(
+    [...openers].filter(([, count]) => count >= MIN_RECURRING_RUNS && count * 2 >= goals.length).map(([word]) => word),
+  );
   const capitalisedIn = new Map<string, number>();
   const writtenLower = new Set<string>();
   for (const goal of goals) {
@@ -87,6 +96,7 @@ function properNames(goals: string[]): Set<string> {
   }
   const names = new Set([...capitalisedIn.entries()].filter(([, count]) => count < goals.length).map(([word]) => word));
   for (const goal of goals) for (const word of wordsOf(goal)) if (!writtenLower.has(word)) names.add(word);
+  for (const word of taskWords) names.delete(word);
   return names;
 }
 
@@ -95,9 +105,42 @@ export interface SlotVocabulary {
   isSlotValue(word: string): boolean;
 }
 
-export function slotVocabulary(runs: Array<{ goal: string; toolCalls: Array<{ args?: Record<string, unknown> | null }> }>): SlotVocabulary {
+/** Runs that must pass the same value before it is a constant of the procedure rather than a slot value that happened to repeat. */
+const MIN_RECURRING_RUNS = 3;
+
+/**
+ * Arguments of one tool whose value every run that passed them passed the same, in at least
+ * MIN_RECURRING_RUNS runs: constants of the procedure (`template: refund-receipt`), whose words
+ * are the task's own, not slot values.
+ */
+function constantArguments(runs: Array<{ toolCalls: Array<{ tool: string; args?: Record<string, unknown> | null }> }>): Set<string> {
+  const values = new Map<string, { value: string; runs: number; varies: boolean }>();
+  for (const run of runs) {
+    const passed = new Map<string, string>();
+    for (const call of run.toolCalls)
+      for (const [argument, value] of Object.entries(call.args ?? {}))
+        passed.set(`${call.tool}\u0000${argument}`, JSON.stringify(value) ?? '');
+    for (const [key, value] of passed) {
+      const seen = values.get(key);
+      if (!seen) values.set(key, { value, runs: 1, varies: false });
+      else {
+        seen.runs += 1;
+        seen.varies ||= seen.value !== value;
+      }
+    }
+  }
+  return new Set([...values].filter(([, seen]) => !seen.varies && seen.runs >= MIN_RECURRING_RUNS).map(([key]) => key));
+}
+
+export function slotVocabulary(
+  runs: Array<{ goal: string; toolCalls: Array<{ tool: string; args?: Record<string, unknown> | null }> }>,
+): SlotVocabulary {
+  const constants = constantArguments(runs);
   const argumentWords = new Set<string>();
-  for (const run of runs) for (const call of run.toolCalls) valueWords(call.args ?? {}, argumentWords);
+  for (const run of runs)
+    for (const call of run.toolCalls)
+      for (const [argument, value] of Object.entries(call.args ?? {}))
+        if (!constants.has(`${call.tool}\u0000${argument}`)) valueWords(value, argumentWords);
   const names = properNames(runs.map((run) => run.goal));
   return {
     isSlotValue: (word) => /\p{N}/u.test(word) || argumentWords.has(word) || names.has(word),

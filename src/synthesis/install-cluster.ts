@@ -102,7 +102,7 @@ export async function installCluster(
     throw new Error(`cluster ${clusterKey} of pass ${passId} has no distilled candidate (status ${cluster.status})`);
   }
 
-  const counted = await countedRunsOf(deps.pool, tenantId, cluster);
+  const counted = await countedRunsOf(deps.pool, tenantId, passId, cluster);
   const verified = new Set(
     (
       await findStoredRunHashes(

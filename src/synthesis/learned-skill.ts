@@ -4,23 +4,17 @@ import { serializeSkillDocument, splitFrontMatter, type SkillManifest } from '..
 import { SkillValidationError } from '../skills/validation-errors.ts';
 import { validateBody, validateManifest } from '../skills/validator.ts';
 import { SkillsmithError } from '../errors/skillsmith-error.ts';
-import { fitMetadata, wordPrefixes } from './skill-naming.ts';
+import { fitMetadata, shorterDescriptions } from './skill-naming.ts';
 
 /**
  * `Skill.parse` of the 000 spec: maps the four learned fields a distiller emits onto the canonical
  * SKILL.md document, injecting the fixed fields (license from config, version 1.0.0). Strict:
  * malformed output is refused with the reason, never repaired; the one exception is a one-line
- * description too long for the 75-token metadata block, cut at a word until it fits (the
- * budget is ours, not a rule the model can be relied on to count).
+ * description too long for the 75-token metadata block, shortened by whole sentences until it
+ * fits (the budget is ours, not a rule the model can be relied on to count).
  */
 
 export const NEW_SKILL_VERSION = '1.0.0';
-
-/** The description cut at a word until the block fits; null when even one word does not fit with every tool. */
-function fitMetadataKeepingTools(manifest: SkillManifest): SkillManifest | null {
-  const fitted = fitMetadata(manifest, wordPrefixes(manifest.description));
-  return fitted && fitted.requiredTools.length === manifest.requiredTools.length ? fitted : null;
-}
 
 /** The distiller's output cannot become a skill; the cluster is skipped with this reason. */
 export class DistillOutputMalformed extends SkillsmithError {
@@ -66,7 +60,7 @@ export function parseLearnedSkill(output: string, options: { license: string }):
     license: options.license,
   };
   const oneLine = !/[\r\n\u2028\u2029\u0085]/.test(emitted.description);
-  const manifest = (oneLine && fitMetadataKeepingTools(emitted)) || emitted;
+  const manifest = (oneLine && fitMetadata(emitted, shorterDescriptions(emitted.description))) || emitted;
   try {
     validateManifest(manifest, manifest.name);
     validateBody(body);

@@ -19,11 +19,20 @@ export interface ProcedureParameter {
   source: ParameterSource;
 }
 
+/**
+ * How often an argument was passed: `in` of the `of` runs that took its step. Fewer than all is
+ * an optional argument, which the body says with how often it appears — a value two of nine runs
+ * passed is not a fixed part of the procedure.
+ */
+export interface ArgumentPresence {
+  in: number;
+  of: number;
+}
+
 export type ArgumentBinding =
   /** `value` is the literal as JSON text. */
-  | { argument: string; kind: 'constant'; value: string }
-  /** `always` is false when some runs that took the step left the argument out. */
-  | { argument: string; kind: 'parameter'; parameter: string; always: boolean };
+  | { argument: string; kind: 'constant'; value: string; presence: ArgumentPresence }
+  | { argument: string; kind: 'parameter'; parameter: string; presence: ArgumentPresence };
 
 export interface InducedStep {
   bindings: ArgumentBinding[];
@@ -181,8 +190,9 @@ export function induceParameters(procedure: ConsensusProcedure): InducedParamete
       }
       const distinct = new Set(observations.map((observation) => observation.value));
       const seenElsewhere = observations.some((observation) => observation.fromGoal || observation.flow);
+      const presence = { in: observations.length, of: takenBy.length };
       if (distinct.size === 1 && (observations.length >= 2 || !seenElsewhere)) {
-        bindings.push({ argument, kind: 'constant', value: observations[0]!.json });
+        bindings.push({ argument, kind: 'constant', value: observations[0]!.json, presence });
         continue;
       }
       const valuesByRun = new Map(observations.map((observation) => [observation.runId, observation.value]));
@@ -194,9 +204,8 @@ export function induceParameters(procedure: ConsensusProcedure): InducedParamete
           shared.every((runId) => parameter.valuesByRun.get(runId) === valuesByRun.get(runId))
         );
       });
-      const always = observations.length === takenBy.length;
       if (same) {
-        bindings.push({ argument, kind: 'parameter', parameter: same.name, always });
+        bindings.push({ argument, kind: 'parameter', parameter: same.name, presence });
         continue;
       }
       // A second parameter for the same argument name is told apart by its tool (`flight_location_query`).
@@ -219,7 +228,7 @@ export function induceParameters(procedure: ConsensusProcedure): InducedParamete
         source: sourceOf(observations),
         valuesByRun,
       });
-      bindings.push({ argument, kind: 'parameter', parameter: name, always });
+      bindings.push({ argument, kind: 'parameter', parameter: name, presence });
     }
     return { bindings };
   });

@@ -307,7 +307,8 @@ export async function carryPendingClusters(db: Queryable, tenantId: string, pass
 
 /**
  * The pass's qualifying clusters in processing order — carried ones first, then by value — cut
- * at the budget: the rest stays pending with the reason, and the next pass takes it first.
+ * at the budget (`passClusterBudget`): the rest stays pending with the reason, and the pass's
+ * continuation (or the next pass) takes it first.
  */
 export async function selectClustersToProcess(
   db: Queryable,
@@ -325,8 +326,8 @@ export async function selectClustersToProcess(
   if (waiting.length > 0) {
     await db.query(
       `UPDATE pass_clusters SET decision_reason = 'waiting: ranked ' || (w.position + $4) || ' of ' || $5 ||
-          ' by value (successful runs × success rate), past the budget of ' || $4 ||
-          ' clusters per pass (SKILLSMITH_MAX_CLUSTERS_PER_PASS); the next pass takes it first'
+          ' by value (successful runs × success rate), past the LLM budget of ' || $4 ||
+          ' clusters per pass (SKILLSMITH_MAX_CLUSTERS_PER_PASS); the pass''s continuation takes it first'
          FROM unnest($3::text[]) WITH ORDINALITY AS w(cluster_key, position)
         WHERE pass_clusters.tenant_id = $1 AND pass_clusters.pass_id = $2 AND pass_clusters.cluster_key = w.cluster_key`,
       [tenantId, passId, waiting, budget, ordered.length],
@@ -389,4 +390,31 @@ export async function summarizePasses(db: Queryable, tenantId: string | null): P
           : null,
     };
   });
+}
+
+/** A failed or cancelled run of a pass, in a cluster that does not qualify: its goal and the tools it called, in order. */
+export interface UnsuccessfulRunApart {
+  runId: string;
+  goal: string;
+  tools: string[];
+}
+
+/**
+ * The failed and cancelled runs of the pass's non-qualifying clusters (a run that failed part-way
+ * has fewer successful calls than the procedure it attempted, so clustering often puts it apart),
+ * with the tools each called. Those of qualifying clusters are already counted by their cluster.
+ */
+export async function findUnsuccessfulRunsApart(db: Queryable, tenantId: string, passId: string): Promise<UnsuccessfulRunApart[]> {
+  const { rows } = await db.query<{ run_id: string; goal: string; tools: string[] | null }>(
+    `SELECT r.run_id, r.goal,
+            (SELECT array_agg(tc.tool ORDER BY tc.seq) FROM tool_calls tc
+              WHERE tc.tenant_id = r.tenant_id AND tc.run_id = r.run_id) AS tools
+       FROM pass_clusters pc
+       CROSS JOIN LATERAL jsonb_array_elements_text(pc.run_ids) AS member(run_id)
+       JOIN runs r ON r.tenant_id = pc.tenant_id AND r.run_id = member.run_id
+      WHERE pc.tenant_id = $1 AND pc.pass_id = $2 AND NOT pc.qualifying AND r.status <> 'completed'
+      ORDER BY r.run_id`,
+    [tenantId, passId],
+  );
+  return rows.map((row) => ({ runId: row.run_id, goal: row.goal, tools: row.tools ?? [] }));
 }

@@ -78,11 +78,17 @@ function sourceText(parameter: ProcedureParameter): string {
   }
 }
 
+/** An argument some runs of its step left out: optional, and how often it was passed. */
+function presenceText({ presence }: ArgumentBinding): string {
+  return presence.in < presence.of ? ` (optional: in ${presence.in} of ${presence.of} runs)` : '';
+}
+
 function bindingText(binding: ArgumentBinding, detail: Detail): string {
-  if (binding.kind === 'parameter') return `${code(binding.argument)} = \`{${binding.parameter}}\`${binding.always ? '' : ' (when given)'}`;
-  const literal =
-    detail.literalCharacters > 0 ? ` = \`${inline(binding.value, detail.literalCharacters)}\`` : ' = (the same value every run used)';
-  return `${code(binding.argument)}${literal}`;
+  if (binding.kind === 'parameter') return `${code(binding.argument)} = \`{${binding.parameter}}\`${presenceText(binding)}`;
+  const every =
+    binding.presence.in < binding.presence.of ? 'the same value every run that passed it used' : 'the same value every run used';
+  const literal = detail.literalCharacters > 0 ? ` = \`${inline(binding.value, detail.literalCharacters)}\`` : ` = (${every})`;
+  return `${code(binding.argument)}${literal}${presenceText(binding)}`;
 }
 
 function stepLine(step: EvidenceStep, index: number, successfulRuns: number, detail: Detail): string {

@@ -78,11 +78,16 @@ interface ClusterDecision {
   toolSequence: ConsensusStep[];
 }
 
-async function decideCluster(deps: ReconcileClusterDependencies, tenantId: string, cluster: PassCluster): Promise<ClusterDecision> {
+async function decideCluster(
+  deps: ReconcileClusterDependencies,
+  tenantId: string,
+  passId: string,
+  cluster: PassCluster,
+): Promise<ClusterDecision> {
   const { db } = deps;
   const runs = await loadEvidenceRuns(db, tenantId, cluster.runIds, cluster.successfulRunIds);
   const evidence = buildClusterEvidence(runs, deps.minSteps);
-  const counted = await countedRunsOf(db, tenantId, cluster);
+  const counted = await countedRunsOf(db, tenantId, passId, cluster);
   const successful = new Set(cluster.successfulRunIds);
   const profile = {
     tools: evidence.consensusSequence.map((step) => step.tool),
@@ -145,7 +150,7 @@ export async function reconcileCluster(
   if (cluster.status !== 'pending' && cluster.decision) {
     return { decision: cluster.decision, skillName: cluster.skillName, revision: cluster.revision, reason: cluster.decisionReason ?? '' };
   }
-  return recordDecision(deps.db, tenantId, passId, clusterKey, await decideCluster(deps, tenantId, cluster));
+  return recordDecision(deps.db, tenantId, passId, clusterKey, await decideCluster(deps, tenantId, passId, cluster));
 }
 
 /**
@@ -164,7 +169,7 @@ export async function settleUnchangedClusters(
   for (const cluster of await listPassClusters(deps.db, input.tenantId, input.passId)) {
     if (!cluster.qualifying || cluster.status !== 'pending') continue;
     onCluster?.();
-    const decided = await decideCluster(deps, input.tenantId, cluster);
+    const decided = await decideCluster(deps, input.tenantId, input.passId, cluster);
     if (decided.decision.action !== 'noop') continue;
     await recordDecision(deps.db, input.tenantId, input.passId, cluster.clusterKey, decided);
     settled += 1;

@@ -3,42 +3,96 @@ import { renderMetadataBlock, type SkillManifest } from '../skills/skill-format.
 import { countTokens } from '../skills/token-count.ts';
 import { DESCRIPTION_CHARACTER_LIMIT, METADATA_TOKEN_LIMIT } from '../skills/validator.ts';
 import type { ClusterEvidence } from './cluster-evidence.ts';
-import { isStopWord, stem, toolWords } from './goal-words.ts';
+import { generalGoal, opensWithVerb } from './general-goal.ts';
+import { isStopWord, stem, toolWords, wordsOf } from './goal-words.ts';
 
 /**
- * A learned skill's name and description, from what its procedure does: the verbs and objects
- * of its tools' names, and the words every goal of its cluster shares (which exclude slot
- * values by construction: see `sharedGoalWords`). Never an example goal, never a slot value.
- * The advertised metadata block is then fitted to the 75-token budget deterministically.
+ * A learned skill's name and description, in words an agent chooses a skill by: the cluster's
+ * most typical goal in general terms (`generalGoal`) — what the skill does — and the parameters a
+ * goal must supply — when to use it. The name is a short verb phrase of that goal ("refund an order
+ * and email them the receipt" → `refund-order-email`), or of its first clause that opens with a verb;
+ * where the goal has none (a question, a statement), the verb phrase of the procedure's first acting step. Never a
+ * slot value, never an ellipsis or a `{placeholder}`, never a list of tool words. The advertised
+ * metadata block is then fitted to the 75-token budget by dropping whole sentences.
  */
 
-const MAX_NAME_WORDS = 6;
-const MAX_TOOL_NAME_WORDS = 4;
-const MAX_GOAL_NAME_WORDS = 2;
+const MAX_NAME_WORDS = 4;
 const NAME_CHARACTER_LIMIT = 64;
-
+/** Verbs of steps that only read: the name of a question-shaped task leads with the first step that acts. */
+const READING_VERBS = new Set([
+  'get',
+  'list',
+  'search',
+  'fetch',
+  'query',
+  'read',
+  'find',
+  'lookup',
+  'describe',
+  'show',
+  'view',
+  'load',
+  'check',
+  'retrieve',
+  'browse',
+]);
+/** Verbs tool names commonly carry (any API's, not one corpus's): where a tool's name has one, its verb phrase leads with it. */
+const ACTING_VERBS = new Set(
+  (
+    'create add insert update patch edit set put post write append attach delete remove drop send notify email reply ' +
+    'comment book reserve cancel deploy restart rollback rotate revoke issue grant assign merge close open run start stop ' +
+    'publish upload download restore backup translate approve reject refund charge pay schedule invite share tag label ' +
+    'move copy archive apply build test install upgrade sync import export submit reset enable disable mark resolve ' +
+    'escalate summarize summarise generate convert transfer'
+  ).split(' '),
+);
 const nameWord = (word: string) => /^[a-z]{2,}$/.test(word) && !isStopWord(word);
 
-export function nameProcedure(evidence: Pick<ClusterEvidence, 'consensusSequence' | 'sharedGoalWords'>): string {
-  // Each tool's words, in order, as stems seen for the first time; every tool names at least one.
-  const stream: Array<{ word: string; tool: number }> = [];
-  evidence.consensusSequence.forEach((step, tool) => {
-    for (const word of toolWords(step.tool).map(stem)) {
-      if (nameWord(word) && !stream.some((entry) => entry.word === word)) stream.push({ word, tool });
-    }
-  });
-  const goalWords = evidence.sharedGoalWords
-    .filter((word) => nameWord(word) && !stream.some((entry) => entry.word === word))
-    .slice(0, MAX_GOAL_NAME_WORDS);
-  // The steps' verbs and objects first (what the procedure does), then what its goals share.
-  const toolBudget = Math.max(MAX_TOOL_NAME_WORDS, MAX_NAME_WORDS - goalWords.length);
-  const chosen = new Set<string>();
-  for (let tool = 0; tool < evidence.consensusSequence.length && chosen.size < toolBudget; tool++) {
-    const first = stream.find((entry) => entry.tool === tool && !chosen.has(entry.word));
-    if (first) chosen.add(first.word);
+type NamingEvidence = Pick<ClusterEvidence, 'consensusSequence' | 'parameters' | 'goalTemplate'>;
+
+/** The typical goal in general terms, or null when the cluster has no successful run. */
+const typicalGoal = (evidence: NamingEvidence) => (evidence.goalTemplate ? generalGoal(evidence.goalTemplate, evidence.parameters) : null);
+
+/**
+ * The verb phrase of a step: its first word that is a known verb, then the rest in order
+ * (`iam.group.add` → add iam group, `directory.get_user` → get directory user); with none, a
+ * dotted name's last word leads (the verb's place in `resource.verb` names).
+ */
+function stepVerbPhrase(tool: string): string[] {
+  const words = toolWords(tool).filter((word) => nameWord(word) || READING_VERBS.has(word) || ACTING_VERBS.has(word));
+  const verb = words.findIndex((word) => READING_VERBS.has(word) || ACTING_VERBS.has(word));
+  if (verb >= 0) return [words[verb]!, ...words.filter((_, index) => index !== verb)];
+  return tool.includes('.') && words.length > 1 ? [words.at(-1)!, ...words.slice(0, -1)] : words;
+}
+
+/** The goal, or its first clause that opens with a verb ("Maria is going to stay in Aden, find a hotel there" → "find a hotel there"). */
+function requestOf(goal: string | null): string | undefined {
+  if (goal === null) return undefined;
+  return [goal, ...goal.split(/[,;:.!?]\s+/).slice(1)].find((clause) => opensWithVerb(clause) && wordsOf(clause).length >= 2);
+}
+
+function nameWords(evidence: NamingEvidence): string[] {
+  const goal = requestOf(typicalGoal(evidence));
+  if (goal) {
+    // The opening verb may be a common one ("make", "find"): only its objects must be content words.
+    const [verb, ...all] = wordsOf(goal).filter((word) => /^[a-z]{2,}$/.test(word));
+    const rest = all.filter(nameWord);
+    // The goal's verb, then its objects: those the tools or the parameters name first, in the goal's order.
+    const known = new Set([
+      ...evidence.consensusSequence.flatMap((step) => toolWords(step.tool).map(stem)),
+      ...evidence.parameters.flatMap((parameter) => wordsOf(parameter.meaning).map(stem)),
+    ]);
+    const objects = [...new Map(rest.filter((word) => stem(word) !== stem(verb!)).map((word) => [stem(word), word])).values()];
+    const chosen = new Set([...objects.filter((word) => known.has(stem(word))), ...objects].slice(0, MAX_NAME_WORDS - 1));
+    return [verb!, ...objects.filter((word) => chosen.has(word)).map(stem)];
   }
-  for (const entry of stream) if (chosen.size < toolBudget) chosen.add(entry.word);
-  const words = [...stream.filter((entry) => chosen.has(entry.word)).map((entry) => entry.word), ...goalWords];
+  const steps = evidence.consensusSequence.map((step) => stepVerbPhrase(step.tool)).filter((phrase) => phrase.length > 0);
+  const acting = steps.find((phrase) => !READING_VERBS.has(phrase[0]!)) ?? steps.at(-1) ?? [];
+  return acting.slice(0, MAX_NAME_WORDS);
+}
+
+export function nameProcedure(evidence: NamingEvidence): string {
+  const words = nameWords(evidence);
   while (words.length > 1 && words.join('-').length > NAME_CHARACTER_LIMIT) words.pop();
   const name = words.join('-');
   if (name.length > 0 && name.length <= NAME_CHARACTER_LIMIT) return name;
@@ -46,24 +100,21 @@ export function nameProcedure(evidence: Pick<ClusterEvidence, 'consensusSequence
   return `procedure-${createHash('sha256').update(tools).digest('hex').slice(0, 8)}`;
 }
 
-/** A tool's name as a phrase: `Get_Popular_Attraction_Near_By` → "get popular attraction near by". */
-export function toolPhrase(tool: string): string {
-  const words = toolWords(tool).filter((word) => !/\d/.test(word));
-  return words.length > 0 ? words.join(' ') : tool;
-}
-
 const capitalised = (text: string) => text.replace(/^./, (letter) => letter.toUpperCase());
+/** One sentence: capitalised, ending in its question mark or a full stop. */
+const sentence = (text: string) => `${capitalised(text.replace(/[.!]+$/, ''))}${/\?$/.test(text) ? '' : '.'}`;
+
+/** "a, b and c". */
+const listed = (items: string[]) => (items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)!}`);
 
 /**
- * Descriptions from the most to the least detailed: what the steps do, then when to use it —
- * the goals' shared subject and the parameters a goal must supply.
+ * Descriptions from the most to the least detailed: what the skill does (the typical goal in
+ * general terms; for a goal that is a question, the goals it answers), then when to use it (the
+ * parameters a goal must supply); then the first sentence alone; then the name in words.
  */
 export function describeProcedure(
-  evidence: Pick<ClusterEvidence, 'consensusSequence' | 'commonGoalWords' | 'parameters' | 'steps' | 'goalTemplate'>,
+  evidence: Pick<ClusterEvidence, 'consensusSequence' | 'parameters' | 'steps' | 'goalTemplate'>,
 ): string[] {
-  const phrases = evidence.consensusSequence
-    .map((step) => toolPhrase(step.tool))
-    .filter((phrase, index, all) => index === 0 || all[index - 1] !== phrase);
   // What a goal must supply: the parameters the consensus steps take from the goal, not from a result.
   const bound = new Set(
     evidence.steps
@@ -74,50 +125,26 @@ export function describeProcedure(
     ...new Set(
       evidence.parameters
         .filter((parameter) => bound.has(parameter.name) && parameter.source.kind !== 'step-result')
-        .map((parameter) => parameter.meaning),
+        .map((parameter) => wordsOf(parameter.meaning).join(' '))
+        .filter((meaning) => meaning.length > 0),
     ),
   ];
-  const subject = evidence.commonGoalWords.join(', ');
-  const when = (withGivens: boolean) => {
-    const about = subject ? ` about ${subject}` : '';
-    const giving = withGivens && givens.length > 0 ? ` that give the ${givens.join(', ')}` : '';
-    return about || giving ? `Use for goals${about}${giving}.` : `Use when a goal needs this.`;
-  };
-  const does = (parts: string[]) => `${capitalised(parts.join(', then '))}.`;
-  const firstAndLast = phrases.length > 2 ? [phrases[0]!, `… ${phrases.at(-1)!}`] : phrases;
-  // The typical goal in general terms leads (a planner's goal reads like it, and recall embeds this
-  // text), cut to its first sentence or fewer words when the block would not fit.
-  const templates: string[] = [];
-  if (evidence.goalTemplate) {
-    const full = evidence.goalTemplate.replace(/[.!?]+$/, '');
-    const words = full.split(' ');
-    const firstSentence = full.split(/(?<=[.!?])\s/)[0]!.replace(/[.!?]+$/, '');
-    templates.push(
-      full,
-      firstSentence,
-      ...[24, 16, 10, 6].filter((count) => words.length > count).map((count) => `${words.slice(0, count).join(' ')} …`),
-    );
-  }
-  const goalLike = [...new Set(templates)].map((template) => `${capitalised(template)}.`);
-  const withTemplate = [
-    ...goalLike.flatMap((template) => [
-      `${template} ${does(phrases)} ${when(true)}`,
-      `${template} ${does(phrases)}`,
-      `${template} ${does(firstAndLast)}`,
-    ]),
-    ...goalLike,
-  ];
+  const goal = typicalGoal(evidence);
+  const does = goal ? (opensWithVerb(goal) ? sentence(goal) : `For goals like "${sentence(goal)}"`) : null;
+  const when = givens.length > 0 ? `Use when the goal gives the ${listed(givens)}.` : null;
+  const named = sentence(nameProcedure(evidence).replace(/-/g, ' '));
   const candidates = [
-    ...withTemplate,
-    `${does(phrases)} ${when(true)}`,
-    `${does(phrases)} ${when(false)}`,
-    `${does(firstAndLast)} ${when(true)}`,
-    `${does(firstAndLast)} ${when(false)}`,
-    `${does(phrases.slice(-1))} ${when(false)}`,
-    does(phrases.slice(-1)),
-    'Learned procedure.',
+    ...(does ? [when ? `${does} ${when}` : does, does, ...(opensWithVerb(goal!) ? firstClause(does) : [])] : []),
+    when ? `${named} ${when}` : named,
+    named,
   ];
   return [...new Set(candidates.map((candidate) => clipDescription(candidate)))];
+}
+
+/** The sentence up to its first clause break, when there is one: "Refund an order and email them." → "Refund an order." */
+function firstClause(text: string): string[] {
+  const clause = /^(.+?)(?:,| and | then |;)/.exec(text)?.[1];
+  return clause && wordsOf(clause).length >= 2 ? [sentence(clause)] : [];
 }
 
 /** One line of at most `limit` characters (code points), cut at a word with an ellipsis. */
@@ -135,35 +162,29 @@ export function clipDescription(text: string): string {
   return clipLine(text, DESCRIPTION_CHARACTER_LIMIT);
 }
 
-/** Ever shorter word prefixes of a description, for fitting one that has no shorter variants. */
-export function wordPrefixes(description: string): string[] {
-  const words = clipDescription(description).split(' ');
-  const prefixes = [words.join(' ')];
-  for (let count = words.length - 1; count >= 1; count--)
-    prefixes.push(
-      `${words
-        .slice(0, count)
-        .join(' ')
-        .replace(/[,;:]$/, '')}…`,
-    );
-  return prefixes;
+/**
+ * A description and its ever shorter forms, each whole sentences or clauses: its leading sentences,
+ * down to the first, then the first sentence's first clause. Never a cut word or an ellipsis:
+ * where none fits, the skill is refused by the validator's rule.
+ */
+export function shorterDescriptions(description: string): string[] {
+  const sentences = clipDescription(description).split(/(?<=[.!?])\s+/);
+  const leading = sentences.map((_, index) => sentences.slice(0, sentences.length - index).join(' '));
+  return [...new Set([...leading, ...firstClause(sentences[0]!)])];
 }
 
 const fits = (manifest: SkillManifest) => countTokens(renderMetadataBlock(manifest)) <= METADATA_TOKEN_LIMIT;
 
 /**
  * The manifest with the first description (most detailed first) whose metadata block fits the
- * budget; when even the last does not, required tools are dropped from the end (the body still
- * names every tool). Returns null only when the name and version alone exceed the budget.
+ * budget. The block fits by its description alone: `required-tools` is the procedure's complete
+ * list, which the load-time missing-tools check trusts, so it is never cut. Null when no
+ * description fits beside the name, version and every tool — the caller then refuses the skill
+ * with the validator's rule.
  */
 export function fitMetadata(manifest: SkillManifest, descriptions: string[]): SkillManifest | null {
   for (const description of descriptions) {
     const candidate = { ...manifest, description };
-    if (fits(candidate)) return candidate;
-  }
-  const shortest = descriptions.at(-1) ?? manifest.description;
-  for (let count = manifest.requiredTools.length - 1; count >= 0; count--) {
-    const candidate = { ...manifest, description: shortest, requiredTools: manifest.requiredTools.slice(0, count) };
     if (fits(candidate)) return candidate;
   }
   return null;
@@ -171,10 +192,13 @@ export function fitMetadata(manifest: SkillManifest, descriptions: string[]): Sk
 
 /**
  * The manifest under the identity it is installed with — a free `<name>-2`, an update's next
- * version — with its description cut at a word again if the longer name or version pushed the
- * metadata block past its budget (the distiller fitted it under the name it proposed).
+ * version — with its description shortened by whole sentences again if the longer name or version
+ * pushed the metadata block past its budget (the distiller fitted it under the name it proposed);
+ * unchanged when none fits, for install's validator to refuse by the rule.
  */
 export function withIdentity(manifest: SkillManifest, identity: Pick<SkillManifest, 'name' | 'version'>): SkillManifest {
   const renamed = { ...manifest, ...identity };
-  return fitMetadata(renamed, wordPrefixes(renamed.description)) ?? renamed;
+  // Last, the task in the words of the name it was learned under ("Refund order email.").
+  const named = sentence(manifest.name.replace(/-/g, ' '));
+  return fitMetadata(renamed, [...shorterDescriptions(renamed.description), named]) ?? renamed;
 }

@@ -20,6 +20,7 @@ describe('configuration', () => {
       minSuccessRate: 0.8,
       minSteps: 3,
       maxClustersPerPass: 10,
+      continuationDelaySeconds: 300,
       heartbeatTimeoutSeconds: 30,
       enabled: true,
       distiller: 'extractive',

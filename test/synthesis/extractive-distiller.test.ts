@@ -5,6 +5,8 @@ import { validateBody, validateManifest } from '../../src/skills/validator.ts';
 import { buildClusterEvidence, type EvidenceRun } from '../../src/synthesis/cluster-evidence.ts';
 import { buildDistillUserPrompt } from '../../src/synthesis/distill-prompt.ts';
 import { createExtractiveDistiller } from '../../src/synthesis/distiller.ts';
+import { renderProcedureBody } from '../../src/synthesis/procedure-body.ts';
+import { SkillMetadataTooLong, SkillRequiredToolsInvalid } from '../../src/skills/validation-errors.ts';
 
 function familyRuns(seed: number): EvidenceRun[] {
   const generated = generateRuns({ seed, runs: 400 });
@@ -115,14 +117,52 @@ describe('cluster evidence and the extractive distiller', () => {
       ]).flat(),
     }));
     const evidence = buildClusterEvidence(runs, 1);
-    const learned = await createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence, {
-      trackRecord: { successCount: 5, attemptCount: 5 },
+    const body = renderProcedureBody(evidence, { title: 'Pay invoice', trackRecord: { successCount: 5, attemptCount: 5 } });
+    expect(() => validateBody(body)).not.toThrow();
+    expect(body).toMatch(/^1\. Call `bookPayment`/m);
+    expect(body).toMatch(/^\d+\. Continue with /m);
+    // Five such tools leave no room for any description in the 75-token block: the validator's rule refuses it.
+    const refused = await createExtractiveDistiller({ license: 'Apache-2.0' })
+      .distill(evidence, { trackRecord: { successCount: 5, attemptCount: 5 } })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(SkillMetadataTooLong);
+  });
+
+  describe('required-tools is complete', () => {
+    const runsCalling = (tools: string[]): EvidenceRun[] =>
+      Array.from({ length: 4 }, (_, run) => ({
+        runId: `r${run}`,
+        goal: `Reconcile the ledger for account ${run}`,
+        status: 'completed',
+        toolCalls: tools.map((tool) => ({ tool, args: {}, success: true })),
+      }));
+    const distill = (tools: string[]) => {
+      const evidence = buildClusterEvidence(runsCalling(tools), 3);
+      return createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence, { trackRecord: { successCount: 4, attemptCount: 4 } });
+    };
+
+    it('lists every tool of the procedure and fits the block by a shorter description', async () => {
+      const tools = ['ledger.fetch_statement', 'ledger.match_transactions', 'ledger.flag_discrepancy', 'ledger.post_adjustment'].map(
+        (tool, index) => `${tool}_${'x'.repeat(8 + index)}`,
+      );
+      const learned = await distill(tools);
+      if (learned.kind !== 'skill') throw new Error('expected a skill');
+      expect(learned.manifest.requiredTools).toEqual(tools);
+      expect(() => validateManifest(learned.manifest, learned.manifest.name)).not.toThrow();
     });
-    if (learned.kind !== 'skill') throw new Error('expected a skill');
-    expect(() => validateBody(learned.body)).not.toThrow();
-    expect(checkAgentSkillsDocument(learned.document, learned.manifest.name)).toEqual([]);
-    expect(learned.body).toMatch(/^1\. Call `bookPayment`/m);
-    expect(learned.body).toMatch(/^\d+\. Continue with /m);
+
+    it('refuses with the metadata rule, never a shorter list, when the four fields cannot fit', async () => {
+      const tools = Array.from({ length: 8 }, (_, index) => `warehouse_inventory_reconciliation_step_${index}_${'q'.repeat(20)}`);
+      const refused = await distill(tools).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(SkillMetadataTooLong);
+      expect((refused as SkillMetadataTooLong).rule).toBe('metadata.tokens');
+    });
+
+    it('refuses with the tool-count rule a procedure of more tools than a skill may list', async () => {
+      const refused = await distill(Array.from({ length: 11 }, (_, index) => `t${index}`)).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(SkillRequiredToolsInvalid);
+      expect((refused as SkillRequiredToolsInvalid).rule).toBe('required_tools.count');
+    });
   });
 
   it('keeps run data inside envelopes in the LLM prompt, so injected closing tags cannot break out', () => {

@@ -93,7 +93,7 @@ describe('the LLM distiller, against a scripted model on loopback', () => {
     await expect(distiller().distill(evidence, request)).rejects.toThrow('refers to parameters the runs did not show: {city_name}');
   });
 
-  it('cuts a description too long for the 75-token metadata block at a word, instead of failing install', async () => {
+  it('shortens a description too long for the 75-token metadata block to its leading whole sentences, never a cut word', async () => {
     const long = answer(['Search_Hotel_Destination', 'Search_Hotels'], faithfulSteps).replace(
       /^when_to_use: .*$/m,
       `when_to_use: ${'Find hotels in the city the goal names by resolving it first. '.repeat(8).trim()}`,
@@ -101,7 +101,16 @@ describe('the LLM distiller, against a scripted model on loopback', () => {
     llm.setScript(() => ({ content: long }));
     const learned = await distiller().distill(evidence, request);
     if (learned.kind !== 'skill') throw new Error('expected a skill');
-    expect(learned.manifest.description.endsWith('…')).toBe(true);
-    expect(learned.manifest.description.startsWith('Find hotels in the city the goal names')).toBe(true);
+    expect(learned.manifest.description).toMatch(/^(?:Find hotels in the city the goal names by resolving it first\. ?)+$/);
+    expect(learned.manifest.description).not.toContain('…');
+  });
+
+  it('refuses as malformed, by the metadata rule, a description whose first sentence does not fit', async () => {
+    const long = answer(['Search_Hotel_Destination', 'Search_Hotels'], faithfulSteps).replace(
+      /^when_to_use: .*$/m,
+      `when_to_use: Find ${'hotels resorts inns '.repeat(20).trim()} in the city the goal names.`,
+    );
+    llm.setScript(() => ({ content: long }));
+    await expect(distiller().distill(evidence, request)).rejects.toThrow(/SkillMetadataTooLong/);
   });
 });

@@ -51,8 +51,10 @@ describe('parameter induction from a cluster of runs', () => {
   it('keeps values constant across runs literal and turns varying values into named parameters', () => {
     const evidence = buildClusterEvidence(cluster(), 2);
     const searchHotels = evidence.steps.find((step) => step.tool === 'Search_Hotels')!;
-    expect(searchHotels.bindings).toContainEqual({ argument: 'search_type', kind: 'constant', value: '"CITY"' });
-    expect(searchHotels.bindings).toContainEqual({ argument: 'arrival_date', kind: 'parameter', parameter: 'arrival_date', always: true });
+    expect(searchHotels.bindings).toContainEqual(expect.objectContaining({ argument: 'search_type', kind: 'constant', value: '"CITY"' }));
+    expect(searchHotels.bindings).toContainEqual(
+      expect.objectContaining({ argument: 'arrival_date', kind: 'parameter', parameter: 'arrival_date' }),
+    );
     expect(evidence.parameters.map((parameter) => parameter.name).sort()).toEqual(['arrival_date', 'dest_id', 'hotel_id', 'query']);
     const arrival = evidence.parameters.find((parameter) => parameter.name === 'arrival_date')!;
     expect(arrival.meaning).toBe('arrival date');
@@ -114,14 +116,59 @@ describe('parameter induction from a cluster of runs', () => {
       trackRecord: { successCount: 12, attemptCount: 12 },
     });
     if (learned.kind !== 'skill') throw new Error('expected a skill');
-    expect(learned.manifest.name).toBe('search-hotel-destination-stay');
+    // A verb phrase of the task: the goal's clause that asks for something.
+    expect(learned.manifest.name).toBe('find-hotel');
     for (const slot of ['aden', 'vienna', 'maria', 'tom', '2024']) {
       expect(learned.manifest.name).not.toContain(slot);
       expect(learned.manifest.description.toLowerCase()).not.toContain(slot);
     }
+    // The typical goal in general terms, and what a goal must give: no placeholder, no ellipsis, no tool words.
     expect(learned.manifest.description).toBe(
-      '… is going to stay in {query} from {arrival_date}, find a hotel there. Search hotel destination, then search hotels.',
+      'For goals like "Is going to stay in a query from an arrival date, find a hotel there." Use when the goal gives the query and arrival date.',
     );
+  });
+
+  it('marks an argument only some runs passed optional, with how often it appears, instead of a fixed value', async () => {
+    // Nine refunds; two pass a note (the same one), three a varying coupon: neither is part of every run.
+    const runs: EvidenceRun[] = Array.from({ length: 9 }, (_, index) => ({
+      runId: `refund-${index}`,
+      goal: `Refund order A-10${index}`,
+      status: 'completed',
+      toolCalls: [
+        { tool: 'orders.get', args: { orderId: `A-10${index}` }, success: true },
+        {
+          tool: 'payments.refund',
+          args: {
+            orderId: `A-10${index}`,
+            ...(index < 2 ? { note: 'goodwill' } : {}),
+            ...(index >= 6 ? { coupon: `C${index}` } : {}),
+          },
+          success: true,
+        },
+        { tool: 'email.send', args: { template: 'refund-receipt' }, success: true },
+      ],
+    }));
+    const evidence = buildClusterEvidence(runs, 2);
+    const learned = await createExtractiveDistiller({ license: 'MIT' }).distill(evidence, {
+      trackRecord: { successCount: 9, attemptCount: 9 },
+    });
+    if (learned.kind !== 'skill') throw new Error('expected a skill');
+    expect(learned.body).toContain('`note` = `"goodwill"` (optional: in 2 of 9 runs)');
+    expect(learned.body).toContain('`coupon` = `{coupon}` (optional: in 3 of 9 runs)');
+    // An argument every run passed is not marked.
+    expect(learned.body).toMatch(/`template` = `"refund-receipt"`\./);
+  });
+
+  it('lists a failed run whose calls all succeeded as an edge case at the step where it stopped', () => {
+    const runs = cluster();
+    runs.push({ ...hotelRun(20), runId: 'run-stopped', status: 'failed', toolCalls: hotelRun(20).toolCalls.slice(0, 1) });
+    const evidence = buildClusterEvidence(runs, 2);
+    expect(evidence.observedFailures).toContainEqual({
+      tool: 'Search_Hotel_Destination',
+      error: 'the run ended failed after this call, with no tool error',
+      count: 1,
+      step: 1,
+    });
   });
 
   it('gives the same evidence for the same runs in any order', () => {

@@ -1,13 +1,15 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { checkAgentSkillsDocument } from '../../src/skills/agentskills-rules.ts';
-import { parseSkillDocument } from '../../src/skills/skill-format.ts';
+import { parseSkillDocument, type SkillManifest } from '../../src/skills/skill-format.ts';
 import { validateBody, validateManifest } from '../../src/skills/validator.ts';
 import { buildClusterEvidence, type EvidenceRun, type EvidenceToolCall } from '../../src/synthesis/cluster-evidence.ts';
 import { createExtractiveDistiller } from '../../src/synthesis/distiller.ts';
-import { isStopWord } from '../../src/synthesis/goal-words.ts';
+import { isStopWord, stem, toolWords } from '../../src/synthesis/goal-words.ts';
+import { generateRuns } from '../../src/demo/synthetic-runs.ts';
 import { DistillOutputMalformed, parseLearnedSkill } from '../../src/synthesis/learned-skill.ts';
 import { withIdentity } from '../../src/synthesis/skill-naming.ts';
+import { SkillValidationError } from '../../src/skills/validation-errors.ts';
 
 /**
  * Generated clusters: a procedure of tools named in several conventions, goals written from
@@ -80,11 +82,17 @@ const cluster = fc
     return { runs: evidenceRuns, slotWords: new Set([...slotsUsed].flatMap((slot) => slot.toLowerCase().match(/[a-z0-9]+/g) ?? [])) };
   });
 
-const distill = (runs: EvidenceRun[]) => {
+/** The distiller's answer, or the validator's refusal of a procedure whose fields cannot make a valid skill. */
+const distill = async (runs: EvidenceRun[]) => {
   const evidence = buildClusterEvidence(runs, 1);
-  return createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence, {
-    trackRecord: { successCount: evidence.successfulRunCount, attemptCount: runs.length },
-  });
+  try {
+    return await createExtractiveDistiller({ license: 'Apache-2.0' }).distill(evidence, {
+      trackRecord: { successCount: evidence.successfulRunCount, attemptCount: runs.length },
+    });
+  } catch (error) {
+    if (error instanceof SkillValidationError) return { kind: 'refused' as const, error };
+    throw error;
+  }
 };
 
 function expectValid(document: string, name: string): void {
@@ -104,6 +112,8 @@ describe('what a learned skill says, over generated clusters', () => {
         skills += 1;
         for (const word of learned.manifest.name.split('-')) expect(slotWords.has(word)).toBe(false);
         for (const word of learned.manifest.description.toLowerCase().match(/[a-z0-9]+/g) ?? []) expect(slotWords.has(word)).toBe(false);
+        // No fragment or placeholder either: the description is plain words.
+        expect(learned.manifest.description).not.toMatch(/…|[{}]/);
       }),
       { numRuns: 100, seed: 4711 },
     );
@@ -149,6 +159,7 @@ describe('what a learned skill says, over generated clusters', () => {
 
   it('keeps the metadata block within budget under the name and version a skill is installed with (`-2`, a next version)', async () => {
     let lengthened = 0;
+    let refused = 0;
     await fc.assert(
       fc.asyncProperty(cluster, fc.integer({ min: 2, max: 999 }), fc.integer({ min: 1, max: 999 }), async ({ runs }, suffix, minor) => {
         const learned = await distill(runs);
@@ -157,13 +168,43 @@ describe('what a learned skill says, over generated clusters', () => {
         const name = `${learned.manifest.name.slice(0, 64 - tail.length).replace(/-+$/, '')}${tail}`;
         const installed = withIdentity(learned.manifest, { name, version: `1.${minor}.0` });
         if (installed.description !== learned.manifest.description) lengthened += 1;
-        expect(installed).toMatchObject({ name, version: `1.${minor}.0` });
-        expect(() => validateManifest(installed, name)).not.toThrow();
+        expect(installed).toMatchObject({ name, version: `1.${minor}.0`, requiredTools: learned.manifest.requiredTools });
+        // Fitted by its description, or (no description fits beside the longer name and every tool) refused by the rule.
+        try {
+          validateManifest(installed, name);
+        } catch (error) {
+          expect((error as SkillValidationError).rule).toBe('metadata.tokens');
+          refused += 1;
+        }
       }),
       { numRuns: 60, seed: 77 },
     );
     // the property met manifests that had to be cut again, not only ones with room to spare
     expect(lengthened).toBeGreaterThan(0);
+    expect(refused).toBeLessThan(lengthened);
+  });
+
+  it('lists every tool of the procedure in required-tools, or refuses the cluster by the validator’s rule', async () => {
+    const rules = new Set<string>();
+    let skills = 0;
+    await fc.assert(
+      fc.asyncProperty(cluster, async ({ runs }) => {
+        const learned = await distill(runs);
+        const tools = [...new Set(buildClusterEvidence(runs, 1).consensusSequence.map((step) => step.tool))];
+        if (learned.kind === 'refused') {
+          rules.add(learned.error.rule);
+          expect(['metadata.tokens', 'required_tools.count']).toContain(learned.error.rule);
+          return;
+        }
+        if (learned.kind !== 'skill') return;
+        skills += 1;
+        expect(learned.manifest.requiredTools).toEqual(tools);
+        expect(parseSkillDocument(learned.document, { defaultLicense: 'MIT' }).manifest.requiredTools).toEqual(tools);
+      }),
+      { numRuns: 100, seed: 2029 },
+    );
+    expect(skills).toBeGreaterThan(50);
+    expect(rules.size).toBeGreaterThan(0);
   });
 
   it('never lets LLM output through that the validator refuses: it is fitted or refused as malformed', () => {
@@ -190,5 +231,48 @@ describe('what a learned skill says, over generated clusters', () => {
       { numRuns: 300, seed: 42 },
     );
     expect(accepted).toBeGreaterThan(30);
+  });
+});
+
+describe('descriptions and names an agent can choose by, over the seeded generator’s clusters', () => {
+  /** The extractive skill of every family of both catalogs, two seeds each (distilled once for both tests). */
+  const skills: SkillManifest[] = [];
+  beforeAll(async () => {
+    for (const catalog of ['classic', 'varied'] as const) {
+      for (const seed of [1, 2]) {
+        const byFamily = new Map<string, EvidenceRun[]>();
+        for (const { family, report } of generateRuns({ seed, runs: 300, catalog })) {
+          if (family === null) continue;
+          const run = { runId: report.runId, goal: report.goal, status: report.status, toolCalls: report.toolCalls };
+          byFamily.set(family, [...(byFamily.get(family) ?? []), run]);
+        }
+        for (const runs of byFamily.values()) {
+          const learned = await distill(runs);
+          if (learned.kind === 'skill') skills.push(learned.manifest);
+        }
+      }
+    }
+  });
+
+  it('describes every skill in plain words: no "…" fragment, no {placeholder}, no tool name or chain of tool words', () => {
+    expect(skills.length).toBeGreaterThan(20);
+    for (const { description, requiredTools } of skills) {
+      expect(description).not.toMatch(/…|\.\.\.|[{}]/);
+      expect(description).not.toMatch(/, then /);
+      for (const tool of requiredTools) expect(description).not.toContain(tool);
+      expect(description).toMatch(/^["A-Z].*[.?"]$/);
+    }
+  });
+
+  it('names every skill with a short verb phrase of its task, not a list of its tools’ words', () => {
+    for (const { name, requiredTools } of skills) {
+      const words = name.split('-');
+      expect(words.length).toBeLessThanOrEqual(4);
+      // A name all of tool words, drawn from more than one tool, is a list of tool words, not a task.
+      const toolStems = (tool: string) => toolWords(tool).map(stem);
+      const fromTools = words.every((word) => requiredTools.some((tool) => toolStems(tool).includes(word)));
+      const toolsNamed = requiredTools.filter((tool) => words.slice(1).some((word) => toolStems(tool).includes(word)));
+      expect(fromTools && toolsNamed.length > 1, `${name} lists tool words`).toBe(false);
+    }
   });
 });

@@ -267,7 +267,7 @@ describe('reconcile by procedure, a true track record, no silent cap', () => {
     expect((await listProcedures(database.pool, tenantId))[0]).toMatchObject({ successCount: 7, attemptCount: 8, revision: 2 });
   });
 
-  it('past the per-pass budget clusters stay pending, visibly, and the next passes take them first', async () => {
+  it('the extractive distiller makes no LLM call, so one pass processes every qualifying cluster whatever the budget', async () => {
     const tenantId = 'budget';
     await ingest(
       database,
@@ -311,37 +311,19 @@ describe('reconcile by procedure, a true track record, no silent cap', () => {
       tenantId,
     );
 
+    // maxClustersPerPass is 1: it caps LLM calls (test/workflows/synthesis-pass.test.ts drains a backlog under it).
     const first = await budgeted.runPass({ tenantId });
-    expect(first.record.counts).toMatchObject({ qualifying: 3, added: 1, pending: 2, carried: 0 });
-    expect((await first.handle.describe()).memo).toMatchObject({ pending: 2, added: 1 });
+    expect(first.record).toMatchObject({ status: 'completed', outcome: null });
+    expect(first.record.counts).toMatchObject({ qualifying: 3, added: 3, pending: 0, carried: 0 });
+    expect((await first.handle.describe()).memo).toMatchObject({ pending: 0, added: 3 });
     const shown = JSON.parse(
       (await runSkillsmith(['passes', 'show', first.handle.workflowId, '--json', '--tenant', tenantId], { DATABASE_URL: database.url }))
         .stdout,
     );
-    const outcomes = shown.clusters.map((cluster: { outcome: string }) => cluster.outcome).sort();
-    expect(outcomes).toEqual(['added', 'pending', 'pending']);
-    // highest value first: 5 successful runs
-    expect(shown.clusters.find((cluster: { outcome: string }) => cluster.outcome === 'added')).toMatchObject({
-      size: 5,
-      decision: 'add',
-      status: 'installed',
-    });
-    for (const cluster of shown.clusters.filter((entry: { outcome: string }) => entry.outcome === 'pending')) {
-      expect(cluster.outcomeReason).toMatch(/^waiting: ranked [23] of 3 by value .* the next pass takes it first$/);
-    }
+    expect(shown.clusters.map((cluster: { outcome: string }) => cluster.outcome)).toEqual(['added', 'added', 'added']);
 
-    // No new runs: the next incremental pass still takes the two over, the higher value first.
     const second = await budgeted.runPass({ tenantId });
-    expect(second.record.counts).toMatchObject({ qualifying: 0, carried: 2, added: 1, pending: 1 });
-    const carried = await listPassClusters(database.pool, tenantId, second.handle.workflowId);
-    expect(carried.find((cluster) => cluster.status === 'installed')).toMatchObject({ size: 4, carriedFrom: first.handle.workflowId });
-    const firstAfter = await listPassClusters(database.pool, tenantId, first.handle.workflowId);
-    expect(firstAfter.filter((cluster) => cluster.carriedTo === second.handle.workflowId)).toHaveLength(2);
-
-    const third = await budgeted.runPass({ tenantId });
-    expect(third.record.counts).toMatchObject({ carried: 1, added: 1, pending: 0 });
-    const fourth = await budgeted.runPass({ tenantId });
-    expect(fourth.record.counts).toMatchObject({ carried: 0, added: 0, pending: 0 });
+    expect(second.record.counts).toMatchObject({ carried: 0, added: 0, pending: 0 });
     expect((await listProcedures(database.pool, tenantId)).map((procedure) => procedure.toolSequence.length).sort()).toEqual([3, 3, 4]);
   });
 

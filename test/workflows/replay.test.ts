@@ -9,6 +9,9 @@ import { loadHistory } from '../support/histories.ts';
 // unsuffixed pair was recorded before reconcile ran ahead of distillation (RECONCILE_FIRST_PATCH),
 // the *-reconcile-first pair before the cluster step left settling to the reconcile step
 // (SETTLE_IN_RECONCILE_PATCH) and the install step was named installCluster (INSTALL_STEP_NAMED_PATCH).
+// `synthesis-pass-continued` (a pass past its LLM budget that starts its continuation,
+// PASS_CONTINUATION_PATCH) and `synthesis-pass-continuation` (the continuation: it waits, then
+// takes the pending cluster over) come from the same file (-t "continuation").
 // The intake's: `run-intake` from test/workflows/intake-review.test.ts (-t "records a signalled run
 // once"), `run-intake-stored` and `run-intake-bounded` from test/workflows/intake-lossless.test.ts;
 // `run-intake-count-batches` was recorded the same way before LOSSLESS_INTAKE_PATCH (count-only
@@ -23,6 +26,8 @@ describe('recorded histories replay against the current workflow code', () => {
     'synthesize-cluster-reconcile-first',
     'synthesis-pass-steps-named',
     'synthesize-cluster-steps-named',
+    'synthesis-pass-continued',
+    'synthesis-pass-continuation',
     'run-intake-count-batches',
     'run-intake',
     'run-intake-stored',

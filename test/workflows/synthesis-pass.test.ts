@@ -6,6 +6,7 @@ import { listProcedures, setProcedureEnabled } from '../../src/procedures/proced
 import { checkAgentSkillsDocument } from '../../src/skills/agentskills-rules.ts';
 import { readPackageArchive } from '../../src/skills/package-archive.ts';
 import { listPassClusters, listPasses } from '../../src/synthesis/pass-repository.ts';
+import type { PassRecord } from '../../src/contracts/pass-record.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { startScriptedLlm, type ScriptedLlm } from '../support/scripted-llm.ts';
 import {
@@ -299,6 +300,51 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
       expect((await recall('kpi-fires', 'Rotate the payments API key'))[0]?.name).toBe('rotate-integration-api-key');
     } finally {
       await disabled.close();
+    }
+  });
+
+  it('the LLM budget caps distil calls per pass; the pass starts its own continuation, which drains the rest', async () => {
+    const tenantId = 'continued';
+    llm.setScript(goodModel);
+    await ingest(database, taskRuns('deploy', deployGoals, DEPLOY_TOOLS, { tenantId }), tenantId);
+    await ingest(database, taskRuns('rotate', rotateGoals, ROTATE_TOOLS, { tenantId, startAt: 10 }), tenantId);
+    const config = synthesisTestConfig({
+      llmBaseUrl: llm.baseUrl,
+      taskQueue: `continued-${Date.now()}`,
+      synthesis: { maxClustersPerPass: 1, continuationDelaySeconds: 2 },
+    });
+    const budgeted = await startSynthesisHarness(database, config);
+    try {
+      const before = llm.requests.length;
+      const { handle, record } = await budgeted.runPass({ tenantId });
+      expect(record.counts).toMatchObject({ qualifying: 2, added: 1, pending: 1 });
+      expect(llm.requests.length - before).toBe(1);
+      // Named for when it begins, and said on the pass's record (`passes show`) and in its memo.
+      const continuationId = /^continued by (synthesis\/continued\/\S+): 1 clusters pending past the LLM budget/.exec(
+        record.outcome ?? '',
+      )?.[1];
+      expect(continuationId).toBeDefined();
+      expect(Date.parse(continuationId!.split('/')[2]!) - Date.parse(record.startedAt)).toBeGreaterThanOrEqual(2_000);
+      expect((await handle.describe()).memo).toMatchObject({ continuedBy: continuationId });
+
+      const continuation = budgeted.client.workflow.getHandle(continuationId!);
+      const continued = (await continuation.result()) as PassRecord;
+      // Its memo, kept from its first task on (read after it ends: a loaded worker may not have run that task yet).
+      expect((await continuation.describe()).memo).toMatchObject({ continues: handle.workflowId, startDelaySeconds: 2 });
+      expect(continued).toMatchObject({ status: 'completed', outcome: null });
+      expect(continued.counts).toMatchObject({ carried: 1, added: 1, pending: 0 });
+      expect(llm.requests.length - before).toBe(2);
+      expect((await listProcedures(database.pool, tenantId)).map((procedure) => procedure.name).sort()).toEqual([
+        'deploy-service-to-staging',
+        'rotate-integration-api-key',
+      ]);
+      if (process.env.SKILLSMITH_RECORD_HISTORIES) {
+        const { recordHistory } = await import('../support/histories.ts');
+        await recordHistory('synthesis-pass-continued', handle.workflowId, await handle.fetchHistory());
+        await recordHistory('synthesis-pass-continuation', continuationId!, await continuation.fetchHistory());
+      }
+    } finally {
+      await budgeted.close();
     }
   });
 
