@@ -7,7 +7,9 @@ import {
   DEFAULT_HUB_URL,
   modelProfile,
   modelProfiles,
+  DEFAULT_EMBEDDING_MODEL_ID,
   NOMIC_MODEL_ID,
+  prefixSchemes,
   profileVariables,
   type ClusteringDefaults,
   type ClusterSimilarity,
@@ -116,10 +118,10 @@ export const environmentSchema = z
         "Pooling of the embedding model. Unset: the model's profile (src/embedding/model-profiles.ts); a model without one needs it set.",
       ),
     SKILLSMITH_EMBEDDING_PREFIXES: z
-      .enum(['nomic', 'none'])
+      .enum(prefixSchemes)
       .optional()
       .describe(
-        "`nomic`: `clustering: ` for goals, `search_document: ` for when_to_use, `search_query: ` for recall (which embeds the goal for the goal task, like the goals it is compared with); `none` for models without them. Unset: the model's profile; a model without one needs it set.",
+        "The model family's task prefixes. `nomic`: `clustering: ` for goals, `search_document: ` for when_to_use, `search_query: ` for recall (which embeds the goal for the goal task, like the goals it is compared with); `e5`: `query: ` for goals, `passage: ` for documents; `bge`: none for goals and documents, BGE's retrieval instruction for a query; `none` for models without them. Unset: the model's profile; a model without one needs it set.",
       ),
     SKILLSMITH_EMBEDDING_DIMENSION: positiveInt.optional().describe("Vector dimension of the embedding model. Unset: the model's profile."),
     SKILLSMITH_EMBEDDING_BATCH_SIZE: positiveInt.max(1024).default(32).describe('Goals embedded per batch.'),
@@ -396,7 +398,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       recallThreshold: e.SKILLSMITH_RECALL_THRESHOLD,
     },
   };
-  const model = modelSettings(e.SKILLSMITH_EMBEDDING_MODEL ?? NOMIC_MODEL_ID, modelChoice.overrides);
+  const model = modelSettings(e.SKILLSMITH_EMBEDDING_MODEL ?? DEFAULT_EMBEDDING_MODEL_ID, modelChoice.overrides);
   return {
     home: e.SKILLSMITH_HOME,
     modelChoice,
