@@ -9,6 +9,10 @@
  *
  * --out keeps every report (`<model>--<corpus>.json`); --threshold-off runs with the recall
  * threshold off (SKILLSMITH_RECALL_THRESHOLD=-1), the reports bench/recall-calibration.ts reads.
+ * --bin runs another build (a copy of dist/ that a rebuild in the work tree cannot change mid-run).
+ * Every model is scored at convergence with SKILLSMITH_MAX_CLUSTERS_PER_PASS=--max-clusters-per-pass
+ * (default 1000): the extractive distiller makes no LLM call the budget would cap, and at the
+ * default of 10 a corpus of ~95 qualifying clusters takes 10 passes, ~11 min an eval here.
  */
 import { execFile } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -27,6 +31,7 @@ const { values } = parseArgs({
     out: { type: 'string' },
     bin: { type: 'string', default: 'bin/skillsmith.js' },
     'threshold-off': { type: 'boolean', default: false },
+    'max-clusters-per-pass': { type: 'string', default: '1000' },
   },
 });
 if (values.corpus.length === 0) throw new Error('usage: model-choice.ts --corpus DIR [--corpus DIR …] [--models ID,…] [--out DIR]');
@@ -51,6 +56,7 @@ async function evaluate(modelId: string, corpus: string): Promise<EvalReport> {
           ...process.env,
           SKILLSMITH_HOME: home,
           SKILLSMITH_EMBEDDING_MODEL: modelId,
+          SKILLSMITH_MAX_CLUSTERS_PER_PASS: values['max-clusters-per-pass'],
           ...(values['threshold-off'] ? { SKILLSMITH_RECALL_THRESHOLD: '-1' } : {}),
           SKILLSMITH_LOG_LEVEL: 'warn',
         },
