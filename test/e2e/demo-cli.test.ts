@@ -46,7 +46,7 @@ describe('skillsmith demo on a fresh home, then the README commands on its data 
     await stackHome?.remove();
   });
 
-  it('ingests the bundled runs, installs skills, recalls, names what it substituted and how it lasts, and stays up', async () => {
+  it('ingests the bundled runs with the default model, installs skills, recalls, names what it changed, and stays up', async () => {
     let stdout = '';
     demo = spawn(process.execPath, [bin, 'demo', '--keep-running', '--json'], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLSMITH_LOG_LEVEL: 'warn', ...env },
