@@ -32,6 +32,7 @@ const { values } = parseArgs({
     bin: { type: 'string', default: 'bin/skillsmith.js' },
     'threshold-off': { type: 'boolean', default: false },
     'max-clusters-per-pass': { type: 'string', default: '1000' },
+    'timeout-minutes': { type: 'string', default: '30' },
   },
 });
 if (values.corpus.length === 0) throw new Error('usage: model-choice.ts --corpus DIR [--corpus DIR …] [--models ID,…] [--out DIR]');
@@ -61,6 +62,8 @@ async function evaluate(modelId: string, corpus: string): Promise<EvalReport> {
           SKILLSMITH_LOG_LEVEL: 'warn',
         },
         maxBuffer: 256 * 1024 * 1024,
+        // An eval whose pass stops making progress would otherwise hold the table for good.
+        timeout: Number(values['timeout-minutes']) * 60_000,
       },
     );
     return JSON.parse(stdout) as EvalReport;
@@ -77,7 +80,14 @@ const rows: string[] = [
 if (values.out) await mkdir(values.out, { recursive: true });
 for (const modelId of values.models.split(',')) {
   for (const corpus of values.corpus) {
-    const report = await evaluate(modelId, corpus);
+    const report = await evaluate(modelId, corpus).catch((error: Error & { stderr?: string }) => {
+      // One failed eval is a row that says so (its last progress line), not the end of the table.
+      const last = (error.stderr ?? error.message).trim().split('\n').at(-1);
+      rows.push(`| ${modelId} | ${basename(corpus)} | failed: ${last} |`);
+      process.stderr.write(`${rows.at(-1)}\n`);
+      return undefined;
+    });
+    if (!report) continue;
     if (values.out) await writeFile(join(values.out, `${modelId.replace('/', '_')}--${basename(corpus)}.json`), JSON.stringify(report));
     const { familyRecall, clusters, skills, heldout } = report;
     const row =

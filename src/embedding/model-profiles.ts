@@ -105,7 +105,7 @@ export const modelProfiles: ReadonlyMap<string, ModelProfile> = new Map(
       dimension: 384,
       similarityTau: 0.91,
       clustering: { similarity: 'mix', clusterTau: 0.84, goalWeight: 0.5, toolTau: 0.85 },
-      recallThreshold: 0.8,
+      recallThreshold: 0.766,
       oneTextPerRun: true,
     },
     {
