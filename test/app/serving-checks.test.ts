@@ -1,9 +1,13 @@
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkDistiller, checkEmbedders } from '../../src/app/serving-checks.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { ensureEmbeddingModel } from '../../src/embedding/goal-embedding-repository.ts';
+import { DEFAULT_EMBEDDING_MODEL_ID } from '../../src/embedding/model-profiles.ts';
 import { freePort } from '../../src/infra/temporal-dev-server.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 import { requireTestModel, testModelDir } from '../support/test-model.ts';
@@ -29,23 +33,32 @@ describe('`up` checks what recall and passes need: every tenant’s embedding mo
     await database?.close();
   });
 
-  it('no tenant yet: the configured model, which fails with the command that gets it', async () => {
+  it('no tenant yet: the default model, which new tenants take; missing, it fails with the offline command that gets it', async () => {
     const checks = await checkEmbedders(database.pool, loadConfig({ SKILLSMITH_MODEL_DIR: testModelDir }));
     expect(checks).toEqual([
+      { name: 'embedder', ok: true, detail: `${DEFAULT_EMBEDDING_MODEL_ID} loads and embeds (384-d; new tenants take it)` },
+    ]);
+    const empty = await mkdtemp(join(tmpdir(), 'skillsmith-no-models-'));
+    const missing = await checkEmbedders(database.pool, loadConfig({ SKILLSMITH_MODEL_DIR: empty }));
+    await rm(empty, { recursive: true, force: true });
+    expect(missing).toEqual([
       {
         name: 'embedder',
         ok: false,
         detail: expect.stringMatching(
-          /^embedding model nomic-ai\/nomic-embed-text-v1\.5 is unavailable .*; get it with: npx skillsmith models pull --model nomic-ai\/nomic-embed-text-v1\.5$/,
+          new RegExp(`^embedding model ${DEFAULT_EMBEDDING_MODEL_ID} is unavailable .*; get it with: npx skillsmith models pull$`),
         ),
       },
     ]);
   });
 
-  it("with nothing set, the tenants' models (not the default no tenant uses); set explicitly, that one too", async () => {
+  it("with nothing set, the tenants' models and the default a new tenant takes; set explicitly, that one too", async () => {
     await ensureEmbeddingModel(database.pool, 'demo', { modelId: MINILM, dimension: 384 });
     const unset = await checkEmbedders(database.pool, loadConfig({ SKILLSMITH_MODEL_DIR: testModelDir }));
-    expect(unset).toEqual([{ name: 'embedder', ok: true, detail: `${MINILM} loads and embeds (384-d; a tenant is embedded with it)` }]);
+    expect(unset).toEqual([
+      { name: 'embedder', ok: true, detail: `${DEFAULT_EMBEDDING_MODEL_ID} loads and embeds (384-d; new tenants take it)` },
+      { name: 'embedder', ok: true, detail: `${MINILM} loads and embeds (384-d; a tenant is embedded with it)` },
+    ]);
     const explicit = await checkEmbedders(
       database.pool,
       loadConfig({ SKILLSMITH_MODEL_DIR: testModelDir, SKILLSMITH_EMBEDDING_MODEL: 'nomic-ai/nomic-embed-text-v1.5' }),

@@ -3,6 +3,7 @@ import { loadConfig } from '../../src/app/config.ts';
 import { ensureEmbeddingModel } from '../../src/embedding/goal-embedding-repository.ts';
 import { TenantEmbeddingModelMismatch } from '../../src/embedding/embedding-errors.ts';
 import { configForTenant } from '../../src/app/tenant-config.ts';
+import { DEFAULT_EMBEDDING_MODEL_ID } from '../../src/embedding/model-profiles.ts';
 import { openTestDatabase, type TestDatabase } from '../support/database.ts';
 
 const MINILM = 'sentence-transformers/all-MiniLM-L6-v2';
@@ -34,7 +35,7 @@ describe("a tenant's embedding model is data: every command uses it", () => {
   });
 
   it('a tenant with nothing embedded yet takes the configured model', async () => {
-    expect((await configForTenant(database.pool, loadConfig({}), 'fresh')).embedding.model).toBe(NOMIC);
+    expect((await configForTenant(database.pool, loadConfig({}), 'fresh')).embedding.model).toBe(DEFAULT_EMBEDDING_MODEL_ID);
     const minilm = loadConfig({ SKILLSMITH_EMBEDDING_MODEL: MINILM });
     expect(await configForTenant(database.pool, minilm, 'fresh')).toBe(minilm);
     expect(await configForTenant(database.pool, minilm, 'demo')).toBe(minilm);

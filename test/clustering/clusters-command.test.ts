@@ -124,13 +124,15 @@ describe('skillsmith clusters (dry run) and skillsmith models', () => {
     }
   });
 
-  it('models list shows the test model as present, its int8-kernel export, and the default model from the hub', async () => {
+  it('models list shows the test model as present, its int8-kernel export, the registry-shipped candidates and nomic from the hub', async () => {
     await run(['models', 'list', '--json']);
     const { value } = printed.at(-1)!;
     expect(value).toMatchObject({
       models: [
         { modelId: 'sentence-transformers/all-MiniLM-L6-v2', dimension: 384, source: 'pypi', present: true, configured: true },
         { modelId: 'Xenova/all-MiniLM-L6-v2', dimension: 384, source: 'pypi+maven', configured: false },
+        { modelId: 'Xenova/bge-small-en-v1.5', dimension: 384, prefixes: 'bge', source: 'pypi+maven', present: true, configured: false },
+        { modelId: 'Xenova/e5-small-v2', dimension: 384, prefixes: 'e5', source: 'pypi+maven', configured: false },
         { modelId: 'nomic-ai/nomic-embed-text-v1.5', dimension: 768, source: 'hub', present: false, configured: false },
       ],
     });

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { DEFAULT_EMBEDDING_MODEL_ID } from '../../src/embedding/model-profiles.ts';
 import { freePort } from '../../src/infra/temporal-dev-server.ts';
 import { createStackHome, type StackHome } from '../support/stack-home.ts';
 import { runSkillsmith } from '../support/cli.ts';
@@ -45,7 +46,7 @@ describe('skillsmith demo on a fresh home, then the README commands on its data 
     await stackHome?.remove();
   });
 
-  it('ingests the bundled runs, installs skills, recalls, names what it substituted and how it lasts, and stays up', async () => {
+  it('ingests the bundled runs with the default model, installs skills, recalls, names what it changed, and stays up', async () => {
     let stdout = '';
     demo = spawn(process.execPath, [bin, 'demo', '--keep-running', '--json'], {
       env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLSMITH_LOG_LEVEL: 'warn', ...env },
@@ -72,12 +73,8 @@ describe('skillsmith demo on a fresh home, then the README commands on its data 
         return undefined;
       }
     });
-    expect(demoOutput.notes).toEqual([
-      expect.stringMatching(
-        /^note: the configured embedding model nomic-ai\/nomic-embed-text-v1\.5 is not available here \(get it with: npx skillsmith models pull --model nomic-ai\/nomic-embed-text-v1\.5\), so tenant default, unless it is embedded already, is embedded with the registry-shipped sentence-transformers\/all-MiniLM-L6-v2 .*every command on it uses that model with nothing set/,
-      ),
-      expect.stringMatching(/extractive distiller/),
-    ]);
+    // The default model is here (npm test pulls it): nothing substituted, only the distiller said.
+    expect(demoOutput.notes).toEqual([expect.stringMatching(/extractive distiller/)]);
     expect(demoOutput.pass).toMatchObject({ status: 'completed', distiller: 'extractive', counts: { runsSeen: 200 } });
     const counts = (demoOutput.pass as { counts: { added: number; superseded: number } }).counts;
     expect(counts.added).toBeGreaterThan(0);
@@ -108,7 +105,7 @@ describe('skillsmith demo on a fresh home, then the README commands on its data 
     expect(localWithoutModel.code).toBe(1);
     expect(JSON.parse(localWithoutModel.stdout).error).toMatchObject({
       code: 'EmbeddingModelUnavailable',
-      message: expect.stringMatching(/get it with: npx skillsmith models pull --model sentence-transformers\/all-MiniLM-L6-v2$/),
+      message: expect.stringMatching(/get it with: npx skillsmith models pull$/),
     });
   }, 120_000);
 
@@ -121,8 +118,8 @@ describe('skillsmith demo on a fresh home, then the README commands on its data 
     expect(procedures.code).toBe(0);
     expect(JSON.parse(procedures.stdout).procedures.length).toBe(demoOutput.procedures.length);
     expect(clusters.code).toBe(0);
-    // The tenant's model and its cut: MiniLM's, as the demo's pass used them; nothing left to embed.
-    expect(JSON.parse(clusters.stdout)).toMatchObject({ modelId: 'sentence-transformers/all-MiniLM-L6-v2', embedding: { missing: 0 } });
+    // The tenant's model: the default, as the demo's pass used it; nothing left to embed.
+    expect(JSON.parse(clusters.stdout)).toMatchObject({ modelId: DEFAULT_EMBEDDING_MODEL_ID, embedding: { missing: 0 } });
     const synthesize = await runSkillsmith(['synthesize', '--wait', '--json', '--quiet'], env, 120_000);
     expect(synthesize.code).toBe(0);
     expect(JSON.parse(synthesize.stdout)).toMatchObject({ status: 'completed', distiller: 'extractive' });
@@ -142,8 +139,8 @@ describe('skillsmith demo on a fresh home, then the README commands on its data 
       expect(JSON.parse(refused.stdout).error).toEqual({
         code: 'TenantEmbeddingModelMismatch',
         message:
-          'tenant default is embedded with sentence-transformers/all-MiniLM-L6-v2, but SKILLSMITH_EMBEDDING_MODEL=nomic-ai/nomic-embed-text-v1.5: ' +
-          'unset SKILLSMITH_EMBEDDING_MODEL to use sentence-transformers/all-MiniLM-L6-v2, or move the tenant to nomic-ai/nomic-embed-text-v1.5 with ' +
+          `tenant default is embedded with ${DEFAULT_EMBEDDING_MODEL_ID}, but SKILLSMITH_EMBEDDING_MODEL=nomic-ai/nomic-embed-text-v1.5: ` +
+          `unset SKILLSMITH_EMBEDDING_MODEL to use ${DEFAULT_EMBEDDING_MODEL_ID}, or move the tenant to nomic-ai/nomic-embed-text-v1.5 with ` +
           '`SKILLSMITH_EMBEDDING_MODEL=nomic-ai/nomic-embed-text-v1.5 npx skillsmith reembed --tenant default`',
       });
     }

