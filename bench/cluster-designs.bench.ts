@@ -128,7 +128,9 @@ async function main(): Promise<void> {
       for (const family of [...recurring].sort()) {
         const parts = clustering.clusters.filter((cluster) => cluster.some((run) => labels[run] === family));
         const inClusters = parts.reduce((sum, cluster) => sum + cluster.filter((run) => labels[run] === family).length, 0);
-        const clean = parts.filter((cluster) => cluster.length >= 3 && cluster.filter((run) => labels[run] === family).length / cluster.length >= 0.8);
+        const clean = parts.filter(
+          (cluster) => cluster.length >= 3 && cluster.filter((run) => labels[run] === family).length / cluster.length >= 0.8,
+        );
         if (clean.length !== 1) {
           console.log(
             `  ${family} (${familySizes.get(family)} runs, ${inClusters} clustered): ` +

@@ -160,7 +160,17 @@ function linearMeanDistanceSums(vectors: Float32Array[], goalWeight: number, pro
  * (for families of `familySize` runs, the clustering's minimum occurrences), plain otherwise.
  */
 export function procedureTableFor(traces: readonly ProcedureTrace[], design: SimilarityDesign, familySize: number): ProcedureTable {
-  return new ProcedureTable(traces, design === 'evidence' ? { toolWeight: toolRarity(traces.map((trace) => trace.tools), familySize) } : {});
+  return new ProcedureTable(
+    traces,
+    design === 'evidence'
+      ? {
+          toolWeight: toolRarity(
+            traces.map((trace) => trace.tools),
+            familySize,
+          ),
+        }
+      : {},
+  );
 }
 
 /** The configured design over unit goal vectors and the runs' procedure table (`procedureTableFor`). */

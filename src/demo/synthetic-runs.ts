@@ -739,7 +739,12 @@ function pad(value: number, width: number): string {
 /** Yields runs one at a time (constant memory for large benchmark files). */
 export function* iterateRuns(options: GenerateRunsOptions): Generator<GeneratedRun> {
   const random = createSeededRandom(options.seed);
-  const catalog = options.catalog === 'varied' ? VARIED_TASK_FAMILIES : options.catalog === 'classic' || options.catalog === undefined ? TASK_FAMILIES : options.catalog;
+  const catalog =
+    options.catalog === 'varied'
+      ? VARIED_TASK_FAMILIES
+      : options.catalog === 'classic' || options.catalog === undefined
+        ? TASK_FAMILIES
+        : options.catalog;
   const families = options.families === undefined ? catalog : catalog.filter((family) => options.families?.includes(family.id));
   if (families.length === 0) throw new RangeError(`no task family matches ${JSON.stringify(options.families)}`);
   const distractorRate = options.distractorRate ?? 0.05;

@@ -47,9 +47,7 @@ export function formatEvalReport(report: EvalReport): string {
     ['held-out goals answered at all', heldout ? `${heldout.answered} / ${heldout.positives}` : '–'],
     [
       'held-out goals given a wrong skill (family without one)',
-      heldout
-        ? `${heldout.wrongSkill} / ${heldout.positives} = ${percent(heldout.wrongSkillRate)} (${heldout.wrongSkillUncovered})`
-        : '–',
+      heldout ? `${heldout.wrongSkill} / ${heldout.positives} = ${percent(heldout.wrongSkillRate)} (${heldout.wrongSkillUncovered})` : '–',
     ],
     [
       'false positives on negatives',

@@ -59,7 +59,13 @@ function generate(seed: number, familyCount: number, jobCount: number) {
 
 describe('paraphrased families (issue #29 item 1, property)', () => {
   const defaults = clusteringDefaultsFor(testEmbeddingModel.modelId);
-  const settings = { design: defaults.similarity, goalTau: 0.5, clusterTau: defaults.clusterTau, toolTau: defaults.toolTau, goalWeight: defaults.goalWeight };
+  const settings = {
+    design: defaults.similarity,
+    goalTau: 0.5,
+    clusterTau: defaults.clusterTau,
+    toolTau: defaults.toolTau,
+    goalWeight: defaults.goalWeight,
+  };
 
   it(`with the ${testEmbeddingModel.modelId} defaults (${defaults.similarity}), each family of 3–5 paraphrased runs with a distinctive procedure is one whole cluster, and jobs sharing a common procedure stay apart`, async () => {
     const { default: fc } = await import('fast-check');
@@ -99,19 +105,30 @@ describe('paraphrased families (issue #29 item 1, property)', () => {
     const random = createSeededRandom(9);
     const [direction] = randomUnitVectors(1, dimension, 9);
     const vectors = Array.from({ length: 9 }, () => noisyNeighbour(random, direction!, 0.65));
-    const traces = vectors.map(() => traceOfRun({ toolCalls: ['search_issues', 'create_issue', 'add_labels'].map((tool) => ({ tool, success: true })) }));
+    const traces = vectors.map(() =>
+      traceOfRun({ toolCalls: ['search_issues', 'create_issue', 'add_labels'].map((tool) => ({ tool, success: true })) }),
+    );
     const similarity = runSimilarity(vectors, procedureTableFor(traces, settings.design, 3), settings);
     const { clusters } = await clusterRuns(vectors, similarity, { linkage: 'average' });
     expect(clusters).toEqual([[0, 1, 2, 3, 4, 5, 6, 7, 8]]);
   });
 
-  it("the `mix` design, blind to how distinctive a procedure is, leaves such families apart (what the rarity weighting fixes)", async () => {
+  it('the `mix` design, blind to how distinctive a procedure is, leaves such families apart (what the rarity weighting fixes)', async () => {
     const { vectors, traces, labels } = generate(11, 8, 2);
-    const mix = runSimilarity(vectors, procedureTableFor(traces, 'mix', 3), { ...settings, design: 'mix', clusterTau: 0.7, goalWeight: 0.5 });
+    const mix = runSimilarity(vectors, procedureTableFor(traces, 'mix', 3), {
+      ...settings,
+      design: 'mix',
+      clusterTau: 0.7,
+      goalWeight: 0.5,
+    });
     const { clusters } = await clusterRuns(vectors, mix, { linkage: 'average' });
     const whole = [...new Set(labels)]
       .filter((label) => label.startsWith('family-'))
-      .filter((label) => clusters.some((cluster) => cluster.length === labels.filter((other) => other === label).length && cluster.every((run) => labels[run] === label)));
+      .filter((label) =>
+        clusters.some(
+          (cluster) => cluster.length === labels.filter((other) => other === label).length && cluster.every((run) => labels[run] === label),
+        ),
+      );
     expect(whole.length).toBeLessThan(8);
   });
 });

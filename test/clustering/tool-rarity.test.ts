@@ -22,12 +22,18 @@ describe('toolRarity', () => {
   });
 
   it(`reads a small tenant beside ${RARITY_PRIOR_RUNS} runs that call none of its tools: one procedure in every run still carries evidence`, () => {
-    const nine = toolRarity(Array.from({ length: 9 }, () => ['search_issues', 'create_issue', 'add_labels']), 3);
+    const nine = toolRarity(
+      Array.from({ length: 9 }, () => ['search_issues', 'create_issue', 'add_labels']),
+      3,
+    );
     expect(nine('create_issue')).toBeGreaterThan(0.6);
   });
 
   it('keeps every weight above zero, and a tool never seen at the weight of the rarest', () => {
-    const everywhere = toolRarity(Array.from({ length: 10_000 }, () => ['ping']), 3);
+    const everywhere = toolRarity(
+      Array.from({ length: 10_000 }, () => ['ping']),
+      3,
+    );
     expect(everywhere('ping')).toBeGreaterThan(0);
     expect(rarity('never.called')).toBe(1);
   });

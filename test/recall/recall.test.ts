@@ -322,9 +322,9 @@ describe('recall_skill: a procedure found by what it is for', () => {
       runReport(tenant, 'rotate-4', 'audit who accessed the slack api key, then rotate it', [...rotate.tools, 'report.write']),
     ]);
     await embedMissingGoals(database.pool, embedder, tenant, { pageSize: 32 });
-    expect((await recallSkill(deps, tenant, { goal: 'audit who accessed the slack api key, then rotate it' })).map((match) => match.name)).toEqual([
-      rotate.name,
-    ]);
+    expect(
+      (await recallSkill(deps, tenant, { goal: 'audit who accessed the slack api key, then rotate it' })).map((match) => match.name),
+    ).toEqual([rotate.name]);
     // Calibration (threshold off) turns the rule off with every other gate.
     expect((await recallSkill({ ...deps, threshold: -1 }, tenant, { goal, topK: 1 })).map((match) => match.name)).toEqual([rotate.name]);
   });
