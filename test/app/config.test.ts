@@ -75,7 +75,7 @@ describe('configuration', () => {
 
   it('takes the clustering defaults of the configured embedding model, and any variable set over them', () => {
     const minilm = loadConfig({ SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2' });
-    expect(minilm.synthesis).toMatchObject({ clusterSimilarity: 'mix', clusterTau: 0.7, clusterGoalWeight: 0.5 });
+    expect(minilm.synthesis).toMatchObject({ clusterSimilarity: 'evidence', clusterTau: 0.7, clusterGoalWeight: 0.6 });
     const chosen = loadConfig({
       SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
       SKILLSMITH_CLUSTER_SIMILARITY: 'gate',
@@ -93,7 +93,7 @@ describe('configuration', () => {
       prefixes: 'none',
       dimension: 384,
     });
-    expect(minilm.synthesis).toMatchObject({ similarityTau: 0.82, clusterSimilarity: 'mix', clusterTau: 0.7 });
+    expect(minilm.synthesis).toMatchObject({ similarityTau: 0.82, clusterSimilarity: 'evidence', clusterTau: 0.7 });
     expect(minilm.recall.threshold).toBe(0.415);
     expect(minilm.modelChoice?.explicit).toBe(true);
     const nomic = loadConfig({ SKILLSMITH_EMBEDDING_MODEL: 'nomic-ai/nomic-embed-text-v1.5' });
