@@ -43,6 +43,7 @@ export default defineConfig({
     // The fault suite (servers killed, outages of a minute and more) runs on its own: `npm run faults`.
     exclude: [...configDefaults.exclude, 'test/faults/**'],
     globalSetup: ['test/support/global-setup.ts'],
+    setupFiles: ['test/support/embedding-runtime.ts'],
     pool: 'forks',
     // Two cores, but files wait on Temporal timers and child processes much of the time: three at
     // once finish sooner than two or four (bench/results/), the slowest test still far from its timeout.

@@ -39,6 +39,7 @@ import { generateRuns, iterateRuns } from '../src/demo/synthetic-runs.ts';
 import { stackFileSchema, type StackFile } from '../src/cli/stack-file.ts';
 import { createPool } from '../src/store/database.ts';
 import type { PassRecord } from '../src/contracts/pass-record.ts';
+import { childEnvironment } from '../test/support/child-environment.ts';
 import { runSkillsmith } from '../test/support/cli.ts';
 import { killProcess, passSkills, revisionGaps, startWorkerProcess, type PassSkill } from '../test/support/pass-faults.ts';
 import { offerPaced } from './paced-senders.ts';
@@ -101,7 +102,7 @@ async function startUp(): Promise<{ up: ChildProcess; stack: StackFile }> {
   upCount += 1;
   const logFile = join(stackHome.home, `up-${upCount}.log`);
   const up = spawn(process.execPath, [bin, 'up'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLSMITH_LOG_LEVEL: 'warn', NODE_NO_WARNINGS: '1', ...env },
+    env: childEnvironment({ NODE_NO_WARNINGS: '1', ...env }),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   up.stderr.on('data', (chunk: Buffer) => void appendFile(logFile, chunk));

@@ -2,8 +2,9 @@
 // hundreds of compiled modules and package files a command would otherwise resolve and load one by
 // one: a quarter of every command's start-up CPU. Lazy imports stay lazy (split into chunks).
 // Kept outside: packages with native code, WASM or files found next to their own modules
-// (Temporal's SDK, onnxruntime and the transformers.js that loads it, PGlite), which also keeps
-// a command that never needs them from loading them.
+// (Temporal's SDK, PGlite), which also keeps a command that never needs them from loading them.
+// transformers.js and onnxruntime are no dependency: the embedding runtime loads them from its
+// own directory (src/embedding/embedding-runtime.ts).
 import { readFile, rm } from 'node:fs/promises';
 import { dirname, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,7 +45,7 @@ await build({
   outdir,
   entryNames: 'skillsmith',
   chunkNames: 'chunk-[hash]',
-  external: ['@temporalio/*', '@huggingface/transformers', 'onnxruntime-node', '@electric-sql/*', 'pg-native'],
+  external: ['@temporalio/*', '@electric-sql/*', 'pg-native'],
   // The CommonJS packages inside the bundle require Node's built-ins; an ES module has no `require`.
   banner: { js: "import { createRequire as __bundleRequire } from 'node:module'; const require = __bundleRequire(import.meta.url);" },
   plugins: [originalModuleUrls],

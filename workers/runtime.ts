@@ -1,5 +1,6 @@
 import type { Runtime, RunningWorker, StackCheck } from '../src/app/runtime.ts';
 import type { Config } from '../src/app/config.ts';
+import { temporalConnectionOptions } from '../src/app/temporal-environment.ts';
 import type { Logger } from '../src/logging/logger.ts';
 import type { stackCheck } from '../workflows/stack-check.ts';
 
@@ -30,6 +31,7 @@ export function createWorkerRuntime(config: Config, logger: Logger): Runtime {
       await migrate(pool);
       const { worker, connection } = await createWorker({
         address: temporalAddress,
+        access: temporalConnectionOptions(workerConfig.temporal, temporalAddress),
         namespace: workerConfig.temporal.namespace,
         taskQueue: workerConfig.temporal.taskQueue,
         dependencies: createServices(workerConfig, pool, { logger }),
@@ -50,7 +52,7 @@ export function createWorkerRuntime(config: Config, logger: Logger): Runtime {
 
     async checkStack({ temporalAddress }): Promise<StackCheck> {
       const { Client, Connection } = await import('@temporalio/client');
-      const connection = await Connection.connect({ address: temporalAddress });
+      const connection = await Connection.connect(temporalConnectionOptions(config.temporal, temporalAddress));
       try {
         const client = new Client({ connection, namespace: config.temporal.namespace });
         return await client.workflow.execute<typeof stackCheck>('stackCheck', {

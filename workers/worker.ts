@@ -4,6 +4,7 @@ import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities } from '../activities/index.ts';
 import type { ActivityDependencies } from '../activities/dependencies.ts';
 import type { Logger } from '../src/logging/logger.ts';
+import { temporalConnectFailure, type TemporalAccess } from '../src/app/temporal-environment.ts';
 import { sdkLogger } from './sdk-logger.ts';
 import { currentWorkflowBundle } from './build-bundles.ts';
 
@@ -12,6 +13,8 @@ export const workflowsPath = fileURLToPath(new URL(`../workflows/index${extname(
 
 export interface WorkerOptions {
   address: string;
+  /** API key, TLS and metadata for `address` (src/app/temporal-environment.ts); none: plain gRPC, as to the stack's own dev server. */
+  access?: TemporalAccess;
   namespace: string;
   taskQueue: string;
   dependencies: ActivityDependencies;
@@ -62,7 +65,10 @@ export function installWorkerRuntime(logger: Logger, metricsBindAddress?: string
 /** A worker over the given dependencies; the caller runs it and closes the connection. */
 export async function createWorker(options: WorkerOptions): Promise<{ worker: Worker; connection: NativeConnection }> {
   installWorkerRuntime(options.dependencies.logger, options.metricsBindAddress);
-  const connection = await NativeConnection.connect({ address: options.address });
+  const access = options.access ?? {};
+  const connection = await NativeConnection.connect({ ...access, address: options.address }).catch(async (error: unknown) => {
+    throw await temporalConnectFailure({ address: options.address, access }, options.address, error);
+  });
   // From dist/: the build's bundle while it is current (scripts/bundle-workflows.js); from the sources, none.
   const bundlePath =
     options.workflowBundlePath ??

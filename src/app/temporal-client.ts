@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { TemporalUnavailable } from '../client/temporal-unavailable.ts';
 import type { Config } from './config.ts';
+import { temporalConnectFailure, temporalConnectionOptions } from './temporal-environment.ts';
 
 /** Connects once, on first use; a failure is not remembered, so a fixed cause heals without a restart. */
 export function lazily<T>(load: () => Promise<T>): () => Promise<T> {
@@ -25,9 +26,10 @@ export function createLazyTemporalClient(config: Config, temporalAddress: string
     // Loaded here, not above: a CLI command's services need Temporal's SDK (~0.35 s of CPU to import) only when they reach it.
     const { Client, Connection } = await import('@temporalio/client');
     try {
-      return new Client({ connection: await Connection.connect({ address, connectTimeout: 5_000 }), namespace: config.temporal.namespace });
+      const connection = await Connection.connect({ ...temporalConnectionOptions(config.temporal, address), connectTimeout: 5_000 });
+      return new Client({ connection, namespace: config.temporal.namespace });
     } catch (error) {
-      throw new TemporalUnavailable(`Temporal at ${address} does not answer: ${(error as Error).message}`);
+      throw await temporalConnectFailure(config.temporal, address, error);
     }
   });
 }

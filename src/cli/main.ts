@@ -6,12 +6,16 @@ import type { Runtime, RuntimeFactory } from '../app/runtime.ts';
 import type { Services } from '../app/services.ts';
 import { TemporalUnavailable } from '../client/temporal-unavailable.ts';
 import { loadConfig, type Config } from '../app/config.ts';
+import { useEmbeddingRuntime } from '../embedding/embedding-runtime.ts';
+import { temporalConnectFailure, temporalConnectionOptions } from '../app/temporal-environment.ts';
 import { createLogger, type Logger } from '../logging/logger.ts';
 import { SkillsmithError } from '../errors/skillsmith-error.ts';
 import { failureCause } from '../contracts/failure-cause.ts';
+import { databaseFailure } from '../store/database-failure.ts';
 import { readStackFile } from './stack-file.ts';
 import { tenantIdSchema } from '../input/tenant-id.ts';
 import { consoleOutput, type CliContext } from './context.ts';
+import { examplesHelp } from './help-examples.ts';
 import { registerClustersCommands } from './commands/clusters.ts';
 import { registerDemoCommands } from './commands/demo.ts';
 import { registerEvalCommands } from './commands/eval.ts';
@@ -82,9 +86,9 @@ function createContext(config: Config, logger: Logger, runtime: Runtime, resourc
       const { Client, Connection } = await import('@temporalio/client');
       let connection: Connection;
       try {
-        connection = await Connection.connect({ address, connectTimeout: 5_000 });
+        connection = await Connection.connect({ ...temporalConnectionOptions(config.temporal, address), connectTimeout: 5_000 });
       } catch (error) {
-        throw new TemporalUnavailable(`Temporal at ${address} does not answer: ${(error as Error).message}`);
+        throw await temporalConnectFailure(config.temporal, address, error);
       }
       resources.connections.push(connection);
       return new Client({ connection, namespace: config.temporal.namespace });
@@ -94,14 +98,6 @@ function createContext(config: Config, logger: Logger, runtime: Runtime, resourc
       return (await readStackFile(config.home))?.temporalUiUrl ?? undefined;
     },
   };
-}
-
-/** `skillsmith passes show <id> --tenant acme --json`: how a command is called, under its help. */
-function exampleFor(command: Command): string {
-  const path: string[] = [];
-  for (let current: Command | null = command; current?.parent; current = current.parent) path.unshift(current.name());
-  const args = command.registeredArguments.map((argument) => (argument.required ? `<${argument.name()}>` : `[${argument.name()}]`));
-  return ['skillsmith', ...path, ...args, '--tenant', 'acme', '--json'].join(' ');
 }
 
 export function buildProgram(context: CliContext): Command {
@@ -115,7 +111,7 @@ export function buildProgram(context: CliContext): Command {
     .configureHelp({ showGlobalOptions: true })
     // runCli reports usage errors itself, in the same shape as every other error (JSON under --json).
     .configureOutput({ outputError: () => undefined })
-    .addHelpText('afterAll', ({ command }) => (command.parent && !command.commands.length ? `\nExample:\n  ${exampleFor(command)}\n` : ''))
+    .addHelpText('afterAll', ({ command }) => (command.parent && !command.commands.length ? examplesHelp(command) : ''))
     .showHelpAfterError(false)
     .exitOverride()
     .hook('preAction', (_command, action) => {
@@ -151,6 +147,7 @@ export async function runCli(argv: string[], createRuntime: RuntimeFactory, vers
   const resources: Resources = { pools: [], connections: [] };
   try {
     const config = loadConfig();
+    useEmbeddingRuntime(config.embeddingRuntimeDir);
     const logger = createLogger(config.logLevel);
     const context = createContext(config, logger, createRuntime(config, logger), resources);
     const program = buildProgram(context);
@@ -165,14 +162,14 @@ export async function runCli(argv: string[], createRuntime: RuntimeFactory, vers
       process.stderr.write(`skillsmith: ${message} (see skillsmith --help)\n`);
       return error.exitCode;
     }
-    // A failed workflow's own message says nothing: report its root cause.
+    // A failed workflow's own message says nothing: report its root cause; the database's trouble as the API names it.
     const cause =
       error instanceof z.ZodError
         ? {
             type: 'InvalidInput',
             message: error.issues.map((issue) => `${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`).join('; '),
           }
-        : failureCause(error);
+        : failureCause(databaseFailure(error) ?? error);
     const code = cause.type;
     const message = cause.message.split('\n')[0];
     // A refused skill package lists every rule it broke (the API's details.violations).

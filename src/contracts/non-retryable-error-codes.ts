@@ -7,6 +7,7 @@
 export const NON_RETRYABLE_ERROR_CODES: readonly string[] = [
   'EmbeddingDimensionMismatch',
   'EmbeddingModelUnavailable',
+  'EmbeddingRuntimeUnavailable',
   'GoalsNotEmbedded',
   'InputFileUnreadable',
   'LlmNotConfigured',

@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path';
 import type { Pooling, Prefixes } from './model-profiles.ts';
 import { EmbeddingDimensionMismatch, EmbeddingModelUnavailable } from './embedding-errors.ts';
 import { modelProfile } from './model-profiles.ts';
+import { loadEmbeddingRuntime } from './embedding-runtime.ts';
 
 /** What a text is embedded as; selects the model's task prefix. */
 export type EmbeddingKind = 'goal' | 'document' | 'query';
@@ -100,7 +101,7 @@ async function loadModel(settings: EmbeddingSettings): Promise<LoadedModel> {
   if (!dtype && !settings.allowRemoteModels) {
     throw new EmbeddingModelUnavailable(settings.model, searched, 'no onnx/model.onnx or onnx/model_quantized.onnx');
   }
-  const transformers = await import('@huggingface/transformers');
+  const { transformers } = await loadEmbeddingRuntime();
   transformers.env.allowLocalModels = true;
   transformers.env.localModelPath = `${modelDir}/`;
   transformers.env.allowRemoteModels = settings.allowRemoteModels;

@@ -37,6 +37,11 @@ export interface IngestOptions {
   tenantId?: string;
   skipInvalid?: boolean;
   onProgress?: (progress: IngestProgress) => void;
+  /**
+   * For a record that is not a valid run report: why, when it is something else (a trace of
+   * another format); that one reason replaces its field errors. Unset: the field errors stand.
+   */
+  misfit?: (value: unknown) => string | undefined;
 }
 
 export interface IngestResult {
@@ -100,11 +105,13 @@ export function decodeRunReportValue(
 type DecodedLine = { kind: 'blank' } | { kind: 'invalid'; errors: RunReportIssue[] } | { kind: 'report'; report: RunReport; bytes: number };
 
 /** Decodes and validates one line; applies the --tenant rule. */
-function decodeLine(raw: RawLine, decoder: TextDecoder, tenantId: string | undefined): DecodedLine {
+function decodeLine(raw: RawLine, decoder: TextDecoder, options: IngestOptions): DecodedLine {
   const line = decodeJsonLine(raw, decoder);
   if (line.kind !== 'value') return line.kind === 'blank' ? line : { kind: 'invalid', errors: [{ path: '(line)', reason: line.reason }] };
-  const decoded = decodeRunReportValue(line.value, tenantId);
-  return decoded.kind === 'invalid' ? decoded : { ...decoded, bytes: raw.length };
+  const decoded = decodeRunReportValue(line.value, options.tenantId);
+  if (decoded.kind === 'report') return { ...decoded, bytes: raw.length };
+  const misfit = options.misfit?.(line.value);
+  return misfit === undefined ? decoded : { kind: 'invalid', errors: [{ path: '(record)', reason: misfit }] };
 }
 
 /** The records of a JSONL file of run reports, one a line. */
@@ -117,7 +124,7 @@ function jsonlReportSource(
     async *records(phase) {
       const decoder = new TextDecoder('utf-8', { fatal: true });
       for await (const raw of readRawLines(file, (bytesRead) => onBytes(phase, bytesRead))) {
-        yield { line: raw.number, ...decodeLine(raw, decoder, options.tenantId) };
+        yield { line: raw.number, ...decodeLine(raw, decoder, options) };
       }
     },
   };

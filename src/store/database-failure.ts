@@ -28,6 +28,9 @@ const UNAVAILABLE_ERRNO = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIME
 /** pg's own errors for a connection that ended, which carry no code. */
 const UNAVAILABLE_MESSAGE = /Connection terminated|is not queryable|timeout exceeded when trying to connect/;
 const STORAGE_FULL_MESSAGE = /No space left on device/i;
+/** Node's codes for a server certificate it refused, and pg's words for a server without TLS. */
+const TLS_REFUSED_CODE = /CERT|SIGNED|UNABLE_TO_|^ERR_TLS_|^ERR_SSL_/;
+const TLS_UNSUPPORTED_MESSAGE = /does not support SSL connections/;
 
 function codeOf(error: Error): string | undefined {
   const code = (error as { code?: unknown }).code;
@@ -47,6 +50,13 @@ export function databaseFailure(error: unknown): DatabaseUnavailable | StorageFu
     const firstLine = current.message.split('\n')[0]!;
     if (code === '53100' || STORAGE_FULL_MESSAGE.test(current.message)) {
       return new StorageFull(`the database is out of disk space: ${firstLine}`, { cause: error });
+    }
+    if ((code && TLS_REFUSED_CODE.test(code)) || TLS_UNSUPPORTED_MESSAGE.test(current.message)) {
+      // Not the database's mood: DATABASE_URL's TLS settings and the server disagree, until one changes.
+      return new DatabaseUnavailable(
+        `the TLS connection to the database failed: ${firstLine}${code ? ` (${code})` : ''}: check DATABASE_URL's sslmode, sslrootcert, sslcert and sslkey`,
+        { cause: error },
+      );
     }
     if ((code && (UNAVAILABLE_SQLSTATE.test(code) || UNAVAILABLE_ERRNO.has(code))) || UNAVAILABLE_MESSAGE.test(current.message)) {
       return new DatabaseUnavailable(`the database is unavailable: ${firstLine || code}`, { cause: error });

@@ -15,7 +15,7 @@ import { SkillsmithError } from '../errors/skillsmith-error.ts';
 import { jsonDepthExcess } from '../input/storable-text.ts';
 import { convertOtelTrace, readOtlpSpans, type OtelSpan } from './otel-genai.ts';
 import { convertTraceAs, MAX_TRACE_DEPTH } from './trace-document.ts';
-import { detectRecordFormat, UNRECOGNISED_RECORD } from './trace-format-detection.ts';
+import { detectRecordFormat, formatMisfit, UNRECOGNISED_RECORD } from './trace-format-detection.ts';
 import type { ConvertedRun, IngestFormat, RecordFormat, TraceConversion, TraceFormat } from './trace-run.ts';
 
 /**
@@ -110,11 +110,13 @@ export async function convertTraceFile(
       continue;
     }
     const { line, value } = read;
-    if (jsonDepthExcess(value, MAX_TRACE_DEPTH) !== null) {
+    // Detection reads a record's top levels only; a run report's decoder bounds its depth itself, naming the field.
+    const forced = options.format === 'auto' ? undefined : options.format;
+    const format = forced ?? detectRecordFormat(value);
+    if (format !== 'run-report' && jsonDepthExcess(value, MAX_TRACE_DEPTH) !== null) {
       records.push({ line, kind: 'invalid', errors: [{ path: '(line)', reason: `nests deeper than ${MAX_TRACE_DEPTH} levels` }] });
       continue;
     }
-    const format = options.format === 'auto' ? detectRecordFormat(value) : options.format;
     if (format === null) {
       records.push({ line, kind: 'invalid', errors: [{ path: '(line)', reason: UNRECOGNISED_RECORD }] });
       continue;
@@ -122,15 +124,15 @@ export async function convertTraceFile(
     count(format);
     if (format === 'run-report') {
       const decoded = decodeRunReportValue(value, options.tenantId);
+      // A run report's errors are the contract's own, as the run report path prints them: no format named.
       records.push(
-        decoded.kind === 'invalid'
-          ? { line, ...decoded, errors: decoded.errors.map((issue) => ({ ...issue, format })) }
-          : { line, ...decoded, bytes: Buffer.byteLength(JSON.stringify(decoded.report)) },
+        decoded.kind === 'invalid' ? { line, ...decoded } : { line, ...decoded, bytes: Buffer.byteLength(JSON.stringify(decoded.report)) },
       );
     } else if (format === 'otel') {
       const spans = readOtlpSpans(value);
       if (!spans.success) {
-        records.push({ line, kind: 'invalid', errors: [{ path: '(line)', reason: spans.refusal.reason, format }] });
+        const reason = (forced && formatMisfit(value, forced, true)) || spans.refusal.reason;
+        records.push({ line, kind: 'invalid', errors: [{ path: '(line)', reason, format }] });
         continue;
       }
       if (spans.spans.length === 0) {
@@ -142,7 +144,14 @@ export async function convertTraceFile(
         otelTraces.set(span.traceId, trace);
       }
     } else {
-      records.push(...recordsOfConversion(line, format, convertTraceAs(format, value, conversionOptions)));
+      const converted = recordsOfConversion(line, format, convertTraceAs(format, value, conversionOptions));
+      // A forced format that does not fit says what the record reads as, not the fields it lacks for the forced one.
+      const misfit = forced && converted.some((record) => record.kind === 'invalid') ? formatMisfit(value, forced, true) : undefined;
+      records.push(
+        ...(misfit === undefined
+          ? converted
+          : [{ line, kind: 'invalid' as const, errors: [{ path: '(record)', reason: misfit, format }] }]),
+      );
     }
   }
   for (const [traceId, { line, spans }] of otelTraces) {
@@ -166,4 +175,20 @@ export async function ingestTraceFile(pool: pg.Pool, file: string, options: Trac
   const result = await ingestReportSource(pool, file, source, options);
   options.onProgress?.({ phase: 'ingest', bytesRead: totalBytes, totalBytes });
   return { ...result, format: options.format, formats };
+}
+
+/**
+ * How `--format auto` reads a file: record by record, each in the format detected (run reports
+ * among them), converted in memory — unless the file is over MAX_TRACE_FILE_BYTES and opens with a
+ * run report: then it is streamed as run reports, at any size, as `--format run-report` would.
+ */
+export async function autoFileFormat(file: string): Promise<'run-report' | 'auto'> {
+  if ((await requireReadableFile(file)) <= MAX_TRACE_FILE_BYTES) return 'auto';
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  for await (const raw of readRawLines(file, () => {})) {
+    const decoded = decodeJsonLine(raw, decoder);
+    if (decoded.kind === 'blank') continue;
+    return decoded.kind === 'value' && detectRecordFormat(decoded.value) === 'run-report' ? 'run-report' : 'auto';
+  }
+  return 'auto';
 }

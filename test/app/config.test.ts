@@ -75,13 +75,13 @@ describe('configuration', () => {
 
   it('takes the clustering defaults of the configured embedding model, and any variable set over them', () => {
     const minilm = loadConfig({ SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2' });
-    expect(minilm.synthesis).toMatchObject({ clusterSimilarity: 'evidence', clusterTau: 0.7, clusterGoalWeight: 0.6 });
+    expect(minilm.synthesis).toMatchObject({ clusterSimilarity: 'evidence', clusterTau: 0.75, clusterGoalWeight: 0.5 });
     const chosen = loadConfig({
       SKILLSMITH_EMBEDDING_MODEL: 'sentence-transformers/all-MiniLM-L6-v2',
       SKILLSMITH_CLUSTER_SIMILARITY: 'gate',
       SKILLSMITH_CLUSTER_TOOL_TAU: '0.6',
     });
-    expect(chosen.synthesis).toMatchObject({ clusterSimilarity: 'gate', clusterToolTau: 0.6, clusterTau: 0.7 });
+    expect(chosen.synthesis).toMatchObject({ clusterSimilarity: 'gate', clusterToolTau: 0.6, clusterTau: 0.75 });
     expect(() => loadConfig({ SKILLSMITH_CLUSTER_SIMILARITY: 'cosine' })).toThrow(/SKILLSMITH_CLUSTER_SIMILARITY="cosine"/);
   });
 
@@ -93,7 +93,7 @@ describe('configuration', () => {
       prefixes: 'none',
       dimension: 384,
     });
-    expect(minilm.synthesis).toMatchObject({ similarityTau: 0.82, clusterSimilarity: 'evidence', clusterTau: 0.7 });
+    expect(minilm.synthesis).toMatchObject({ similarityTau: 0.82, clusterSimilarity: 'evidence', clusterTau: 0.75 });
     expect(minilm.recall.threshold).toBe(0.415);
     expect(minilm.modelChoice?.explicit).toBe(true);
     const nomic = loadConfig({ SKILLSMITH_EMBEDDING_MODEL: 'nomic-ai/nomic-embed-text-v1.5' });
@@ -145,7 +145,7 @@ describe('configuration', () => {
     const config = loadConfig({ SKILLSMITH_RECALL_THRESHOLD: '0.3' });
     const minilm = configForModel(config, 'sentence-transformers/all-MiniLM-L6-v2');
     expect(minilm.embedding).toMatchObject({ model: 'sentence-transformers/all-MiniLM-L6-v2', prefixes: 'none', dimension: 384 });
-    expect(minilm.synthesis).toMatchObject({ similarityTau: 0.82, clusterTau: 0.7 });
+    expect(minilm.synthesis).toMatchObject({ similarityTau: 0.82, clusterTau: 0.75 });
     expect(minilm.recall.threshold).toBe(0.3);
     expect(minilm.embedding.modelDir).toBe(config.embedding.modelDir);
   });

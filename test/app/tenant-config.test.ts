@@ -24,7 +24,7 @@ describe("a tenant's embedding model is data: every command uses it", () => {
   it('with nothing set, a tenant embedded with MiniLM runs with MiniLM and its τ, cut and recall threshold', async () => {
     const config = await configForTenant(database.pool, loadConfig({}), 'demo');
     expect(config.embedding).toMatchObject({ model: MINILM, pooling: 'mean', prefixes: 'none', dimension: 384 });
-    expect(config.synthesis).toMatchObject({ similarityTau: 0.82, clusterTau: 0.7 });
+    expect(config.synthesis).toMatchObject({ similarityTau: 0.82, clusterTau: 0.75 });
     expect(config.recall.threshold).toBe(0.415);
   });
 

@@ -51,6 +51,16 @@ describe('usage: --version, help, usage errors', () => {
     expect(run.stdout).toMatch(/Example:\n {2}skillsmith passes show <id> --tenant acme --json\n/);
   });
 
+  it("an example names a command's required options, and a command with examples of its own prints only those", async () => {
+    const sync = await runSkillsmith(['skills', 'sync', '--help']);
+    expect(sync.stdout).toMatch(/Example:\n {2}skillsmith skills sync --dir <dir> --tenant acme --json\n/);
+    const ingest = await runSkillsmith(['ingest', '--help']);
+    expect(ingest.stdout.match(/^Examples?:$/gm)).toEqual(['Examples:']);
+    expect(ingest.stdout).toMatch(
+      /Examples:\n {2}skillsmith ingest runs\.jsonl --tenant acme\n {2}skillsmith ingest transcripts\.jsonl --format anthropic/,
+    );
+  });
+
   it('an unknown option is the JSON error envelope under --json, and one line on stderr', async () => {
     const run = await runSkillsmith(['passes', '--bogus', '--json']);
     expect(run.code).toBe(1);

@@ -9,6 +9,7 @@ import { runSkillsmith } from '../support/cli.ts';
 import { createStackHome, type StackHome } from '../support/stack-home.ts';
 import { taskRuns } from '../support/synthesis-harness.ts';
 import { until } from '../support/until.ts';
+import { childEnvironment } from '../support/child-environment.ts';
 
 const bin = fileURLToPath(new URL('../../bin/skillsmith.js', import.meta.url));
 
@@ -70,7 +71,7 @@ describe('a fresh home, nothing set, no hub: models pull, up, ingest a new tenan
 
   it('up, then a new tenant’s runs are ingested, learned by one synthesize and recalled, all with the default model', async () => {
     up = spawn(process.execPath, [bin, 'up'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLSMITH_LOG_LEVEL: 'warn', ...env },
+      env: childEnvironment(env),
       stdio: ['ignore', 'ignore', 'ignore'],
     });
     await until(

@@ -9,6 +9,7 @@ import { createStackHome, type StackHome } from '../support/stack-home.ts';
 import { runSkillsmith } from '../support/cli.ts';
 import { testModelDir } from '../support/test-model.ts';
 import { until } from '../support/until.ts';
+import { childEnvironment } from '../support/child-environment.ts';
 
 // Its own file, apart from the synthesis CLI's: the two share nothing (this one runs a whole demo
 // stack of its own), so two forks run them side by side instead of one after the other.
@@ -49,7 +50,7 @@ describe('skillsmith demo on a fresh home, then the README commands on its data 
   it('ingests the bundled runs with the default model, installs skills, recalls, names what it changed, and stays up', async () => {
     let stdout = '';
     demo = spawn(process.execPath, [bin, 'demo', '--keep-running', '--json'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLSMITH_LOG_LEVEL: 'warn', ...env },
+      env: childEnvironment(env),
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     demo.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

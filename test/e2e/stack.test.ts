@@ -9,6 +9,7 @@ import { runSkillsmith } from '../support/cli.ts';
 import { createStackHome, type StackHome } from '../support/stack-home.ts';
 import { testModelDir } from '../support/test-model.ts';
 import { until } from '../support/until.ts';
+import { childEnvironment } from '../support/child-environment.ts';
 
 const bin = fileURLToPath(new URL('../../bin/skillsmith.js', import.meta.url));
 
@@ -33,7 +34,7 @@ const stopped = (pid: number) =>
 /** `skillsmith up` in the background, as a user's terminal runs it. */
 function startUp(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, [bin, 'up'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLSMITH_LOG_LEVEL: 'warn', ...env },
+    env: childEnvironment(env),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
 }

@@ -60,6 +60,7 @@ const CONTRACT_STATUSES: Record<string, number> = {
   CatalogDrift: 409,
   SkillPackageMissing: 409,
   EmbeddingModelUnavailable: 503,
+  EmbeddingRuntimeUnavailable: 503,
   EmbeddingDimensionMismatch: 503,
   TenantEmbeddingModelMismatch: 503,
   TenantMismatch: 403,

@@ -14,7 +14,7 @@ import { upsertRuns } from '../../src/runs/run-repository.ts';
 import { createPool } from '../../src/store/database.ts';
 import { passSkills, revisionGaps } from '../support/pass-faults.ts';
 import { createStackHome, type StackHome } from '../support/stack-home.ts';
-import { testModelDir } from '../support/test-model.ts';
+import { testModelDir, testRuntimeDir } from '../support/test-model.ts';
 import { until } from '../support/until.ts';
 
 const bin = fileURLToPath(new URL('../../bin/skillsmith.js', import.meta.url));
@@ -44,6 +44,7 @@ describe('skillsmith up under faults', () => {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
       SKILLSMITH_HOME: stackHome.home,
+      SKILLSMITH_EMBEDDING_RUNTIME_DIR: testRuntimeDir,
       SKILLSMITH_LOG_LEVEL: 'warn',
       NODE_NO_WARNINGS: '1',
       SKILLSMITH_POSTGRES_PORT: String(await freePort()),

@@ -1,59 +1,65 @@
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { access, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testModelDir } from '../support/test-model.ts';
 
 const run = promisify(execFile);
 const repositoryRoot = fileURLToPath(new URL('../../', import.meta.url));
-// Only what a fresh shell has: no npm_config_* or loader flags inherited from the test run.
-const env = { PATH: process.env.PATH, HOME: process.env.HOME };
+/**
+ * npm's download cache, shared so a run does not fetch 480 packages again: it only spares
+ * downloads (npm still resolves every version from the registry, the one network used); it holds
+ * no setting. Under `npm test` npm names it; else npm's default.
+ */
+const npmCache = process.env.npm_config_cache ?? join(homedir(), '.npm');
 
 /**
- * The package as npm publishes it, installed into an empty project and used with plain Node.
- * It packs the build in dist/ as it is (`npm test` builds first; packing with scripts would
- * rebuild dist/ under the CLI tests running beside this one). The project's dependencies come
- * from a hard-linked copy of this checkout's node_modules, so the install is offline and fast;
- * npm prunes from it everything the package does not declare (the devDependencies: TypeScript,
- * tsx, vitest), so an undeclared runtime dependency fails here too.
+ * The package as npm publishes it, installed with a plain `npm install` into an empty project
+ * the way a new user's machine would: `env -i` (nothing but PATH and an empty HOME: no .npmrc, no
+ * npm_config_* or ONNXRUNTIME_* variables, no GPU), the npm registry the only network. It packs
+ * the build in dist/ as it is (`npm test` builds first; packing with scripts would rebuild dist/
+ * under the CLI tests running beside this one).
  */
-describe('the packed package', () => {
+describe('the packed package, installed with a plain npm install in a clean environment', () => {
   let directory: string;
   let project: string;
+  let home: string;
   let packedFiles: string[];
+  let installOutput: string;
+  const clean = (...command: string[]) => ['-i', `PATH=${process.env.PATH}`, `HOME=${home}`, ...command];
 
   beforeAll(async () => {
     directory = await mkdtemp(join(tmpdir(), 'skillsmith-package-'));
+    home = join(directory, 'home');
+    project = join(directory, 'project');
+    await Promise.all([mkdir(home), mkdir(project)]);
     const { stdout } = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', directory], {
       cwd: repositoryRoot,
-      env,
+      env: { PATH: process.env.PATH, HOME: home },
     });
     const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
     packedFiles = packed!.files.map((file) => file.path);
-
-    project = join(directory, 'project');
-    await mkdir(project);
-    // cp -a keeps node_modules' symlinks; -l hard-links the files instead of copying 700 MB. The
-    // hidden lockfile goes: npm rewrites that file in place, and its inode is this checkout's.
-    await run('cp', ['-al', join(repositoryRoot, 'node_modules'), join(project, 'node_modules')]);
-    await rm(join(project, 'node_modules', '.package-lock.json'), { force: true });
     await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    await run(
-      'npm',
-      [
+    const installed = await run(
+      'env',
+      clean(
+        'npm',
         'install',
+        '--cache',
+        npmCache,
         '--prefer-offline',
-        '--ignore-scripts',
-        '--no-package-lock',
         '--no-audit',
         '--no-fund',
+        '--no-update-notifier',
         join(directory, packed!.filename),
-      ],
-      { cwd: project, env },
+      ),
+      { cwd: project, maxBuffer: 16 * 1024 * 1024 },
     );
-  }, 120_000);
+    installOutput = installed.stdout + installed.stderr;
+  }, 180_000);
 
   afterAll(async () => {
     if (directory) await rm(directory, { recursive: true, force: true });
@@ -74,28 +80,60 @@ describe('the packed package', () => {
     expect(packedFiles.filter((path) => path.startsWith('test/') || path.startsWith('src/'))).toEqual([]);
   });
 
+  it('installs without downloading anything at install time and without an engine warning on this Node', async () => {
+    // onnxruntime-node's install script (a CUDA build from nuget.org or GitHub) is not in the tree at all.
+    await expect(access(join(project, 'node_modules', 'onnxruntime-node'))).rejects.toThrow(/ENOENT/);
+    await expect(access(join(project, 'node_modules', 'skillsmith', 'dist', 'src', 'index.js'))).resolves.toBeUndefined();
+    expect(installOutput).not.toMatch(/EBADENGINE|ENOTFOUND|EAI_AGAIN|ECONNREFUSED/);
+  });
+
   it('imports with plain Node and without the devDependencies', async () => {
     const { stdout } = await run(
-      process.execPath,
-      [
+      'env',
+      clean(
+        process.execPath,
         '-e',
         `import('skillsmith').then((m) => console.log(JSON.stringify({
           reportRunCompleted: typeof m.reportRunCompleted,
           startSynthesisPass: typeof m.startSynthesisPass,
           parsed: m.parseRunReport({}).success,
         })))`,
-      ],
-      { cwd: project, env },
+      ),
+      { cwd: project },
     );
     expect(JSON.parse(stdout)).toMatchObject({ reportRunCompleted: 'function', startSynthesisPass: 'function', parsed: false });
-    await expect(run(process.execPath, ['-e', "import('typescript')"], { cwd: project, env })).rejects.toThrow(
+    await expect(run('env', clean(process.execPath, '-e', "import('typescript')"), { cwd: project })).rejects.toThrow(
       /Cannot find package 'typescript'/,
     );
   });
 
-  it('runs its bin from the installed package', async () => {
-    const { stdout } = await run(process.execPath, [join(project, 'node_modules', '.bin', 'skillsmith'), '--help'], { cwd: project, env });
-    expect(stdout).toMatch(/^Usage: skillsmith/);
-    expect(stdout).toMatch(/\bingest\b/);
-  });
+  it('runs its bin, and `models pull` installs the embedding runtime from the registry and embeds with it', async () => {
+    const bin = join(project, 'node_modules', '.bin', 'skillsmith');
+    const help = await run('env', clean(process.execPath, bin, '--help'), { cwd: project });
+    expect(help.stdout).toMatch(/^Usage: skillsmith/);
+    expect(help.stdout).toMatch(/\bingest\b/);
+    // The test model is already here (npm test pulled it); the runtime is not: the pull installs
+    // it into the new home with npm, from the registry, and loads the model on it.
+    const pulled = await run(
+      'env',
+      clean(
+        `SKILLSMITH_HOME=${join(project, '.skillsmith')}`,
+        `SKILLSMITH_MODEL_DIR=${testModelDir}`,
+        `npm_config_cache=${npmCache}`,
+        process.execPath,
+        bin,
+        'models',
+        'pull',
+        '--model',
+        'sentence-transformers/all-MiniLM-L6-v2',
+        '--json',
+      ),
+      { cwd: project },
+    );
+    expect(JSON.parse(pulled.stdout)).toMatchObject({
+      status: 'present',
+      runtime: { status: 'installed', directory: expect.stringContaining(join(project, '.skillsmith', 'runtime')) },
+      loads: { dimension: 384 },
+    });
+  }, 120_000);
 });

@@ -173,7 +173,18 @@ describe('skillsmith ingest (the CLI, in a child process)', () => {
     expect(progress.at(-1).done).toBe(progress.at(-1).total);
     expect((await runSkillsmith(['ingest', file, '--tenant', 'cli', '--quiet'], env)).stderr).toBe('');
     expect(first.code).toBe(0);
-    expect(JSON.parse(first.stdout)).toEqual({ file, lines: 2, valid: 2, invalid: 0, inserted: 2, unchanged: 0, errors: [] });
+    expect(JSON.parse(first.stdout)).toEqual({
+      file,
+      lines: 2,
+      valid: 2,
+      invalid: 0,
+      inserted: 2,
+      unchanged: 0,
+      errors: [],
+      // --format auto, the default: what it read each record as.
+      format: 'auto',
+      formats: { 'run-report': 2 },
+    });
     const second = await runSkillsmith(['ingest', file, '--tenant', 'cli', '--json', '--quiet'], env);
     expect(JSON.parse(second.stdout)).toMatchObject({ inserted: 0, unchanged: 2 });
     expect(await countRuns(database.pool, 'cli')).toEqual({ runs: 2, toolCalls: 6 });

@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { childEnvironment } from './child-environment.ts';
 
 const bin = fileURLToPath(new URL('../../bin/skillsmith.js', import.meta.url));
 
@@ -16,7 +17,7 @@ export function runSkillsmith(args: string[], env: Record<string, string | undef
       process.execPath,
       [bin, ...args],
       {
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLSMITH_LOG_LEVEL: 'warn', ...env },
+        env: childEnvironment(env),
         timeout: timeoutMs,
         maxBuffer: 64 * 1024 * 1024,
       },
@@ -40,7 +41,7 @@ export function runSkillsmithPiped(
 ): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const cli = spawn(process.execPath, [bin, ...args], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLSMITH_LOG_LEVEL: 'warn', ...env },
+      env: childEnvironment(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     // The reader gets the child's pipe itself, as a shell pipeline would, and this process lets go of its

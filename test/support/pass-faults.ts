@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type pg from 'pg';
+import { childEnvironment } from './child-environment.ts';
 
 /**
  * What the durability test and the fault suite (bench/faults.ts) share: worker processes that can
@@ -11,7 +12,7 @@ const bin = fileURLToPath(new URL('../../bin/skillsmith.js', import.meta.url));
 /** A real `skillsmith worker` process (the compiled dist/), with only the given settings. */
 export function startWorkerProcess(env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, [bin, 'worker'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, SKILLSMITH_LOG_LEVEL: 'warn', NODE_NO_WARNINGS: '1', ...env },
+    env: childEnvironment({ NODE_NO_WARNINGS: '1', ...env }),
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }

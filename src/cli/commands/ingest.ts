@@ -3,10 +3,14 @@ import type { IngestResult } from '../../runs/jsonl-ingest.ts';
 import { INGEST_FORMATS, type IngestFormat } from '../../traces/trace-run.ts';
 import { createProgressReporter } from '../progress-reporter.ts';
 import type { CliContext } from '../context.ts';
+import { setExamples } from '../help-examples.ts';
 
 /**
  * `skillsmith ingest FILE [--format auto|run-report|openai|anthropic|otel] [--agent ID] [--tenant T] [--skip-invalid] [--json]`
  *
+ * `--format auto` (the default) reads each record in the format detected (autoFileFormat says
+ * when a big file is streamed as run reports instead). A record that does not fit a forced
+ * format but reads as another says which.
  * Validates every record first; with any invalid one and no --skip-invalid nothing is ingested,
  * every error is listed (`line N: <field path>: <reason>`; a converted trace's also names its
  * format and record) and the exit code is 1. --json prints `{ file, lines, valid, invalid,
@@ -14,23 +18,22 @@ import type { CliContext } from '../context.ts';
  * formats? }` — `formats` counting the records read in each format (what `auto` chose).
  */
 export function registerIngestCommands(program: Command, context: CliContext): void {
-  program
+  const ingest = program
     .command('ingest')
     .description(
       'import runs from a file: run reports (JSONL, the default), or agent traces converted to run reports — OpenAI Chat Completions / Responses transcripts, Anthropic Messages, OTLP JSON GenAI spans; validates every record first',
     )
     .argument('<file>', 'a JSONL file (one record a line), or for a trace format also one JSON document')
     .addOption(
-      new Option('--format <format>', 'what the file holds; auto detects it record by record')
+      new Option(
+        '--format <format>',
+        'what the file holds; auto detects each record (run reports and every trace format); a file too big to convert in memory that opens with a run report is streamed as run reports',
+      )
         .choices(INGEST_FORMATS)
-        .default('run-report'),
+        .default('auto'),
     )
     .option('--agent <agentId>', "the agentId of converted traces (default: the trace's agent name, else the format's name)")
     .option('--skip-invalid', 'ingest the valid records and report the invalid ones', false)
-    .addHelpText(
-      'after',
-      '\nExample (a file of Anthropic Messages transcripts):\n  skillsmith ingest transcripts.jsonl --format anthropic --agent support-bot --tenant acme\n',
-    )
     .action(async (file: string, _options: unknown, command: Command) => {
       const { tenant, json, quiet, skipInvalid, format, agent } = command.optsWithGlobals<{
         tenant: string;
@@ -60,11 +63,16 @@ export function registerIngestCommands(program: Command, context: CliContext): v
       };
       let result: IngestResult;
       try {
-        if (format === 'run-report') {
-          result = await ingestJsonlFile(pool, file, options);
+        const { autoFileFormat, ingestTraceFile } = await import('../../traces/trace-file-ingest.ts');
+        const { formatMisfit } = await import('../../traces/trace-format-detection.ts');
+        const readAs = format === 'auto' ? await autoFileFormat(file) : format;
+        if (readAs === 'run-report') {
+          const forced = format === 'run-report';
+          const ingested = await ingestJsonlFile(pool, file, { ...options, misfit: (value) => formatMisfit(value, 'run-report', forced) });
+          const records = ingested.valid + ingested.invalid;
+          result = forced ? ingested : { ...ingested, format, formats: records > 0 ? { 'run-report': records } : {} };
         } else {
-          const { ingestTraceFile } = await import('../../traces/trace-file-ingest.ts');
-          result = await ingestTraceFile(pool, file, { ...options, format, ...(agent === undefined ? {} : { agentId: agent }) });
+          result = await ingestTraceFile(pool, file, { ...options, format: readAs, ...(agent === undefined ? {} : { agentId: agent }) });
         }
       } finally {
         progress.stop();
@@ -74,6 +82,10 @@ export function registerIngestCommands(program: Command, context: CliContext): v
       context.output.result(json, result, () => describe(result, refused));
       if (refused) process.exitCode = 1;
     });
+  setExamples(ingest, [
+    'skillsmith ingest runs.jsonl --tenant acme',
+    'skillsmith ingest transcripts.jsonl --format anthropic --agent support-bot --tenant acme',
+  ]);
 }
 
 function formatsRead(result: IngestResult): string {

@@ -47,10 +47,13 @@ export function registerStackCommands(program: Command, context: CliContext): vo
     .action(async (options: { checkOnly: boolean }, command: Command) => {
       const { json } = command.optsWithGlobals<{ json: boolean }>();
       const { startLocalStack, serveStack } = await import('../local-stack.ts');
-      const [{ checkEmbedders, checkDistiller }, { createPool }] = await Promise.all([
+      const [{ checkEmbedders, checkDistiller }, { createPool }, { checkTls, describeHandshake }] = await Promise.all([
         import('../../app/serving-checks.ts'),
         import('../../store/database.ts'),
+        import('../../app/tls-checks.ts'),
       ]);
+      // Before anything connects: a refused certificate is said in TLS's words, naming the setting.
+      const tls = await checkTls(config);
       const stack = await startLocalStack(context);
       let served: Awaited<ReturnType<typeof serveStack>> | undefined;
       try {
@@ -65,11 +68,12 @@ export function registerStackCommands(program: Command, context: CliContext): vo
         const databaseKind = { native: 'native, under the skillsmith home', pglite: 'embedded PGlite', external: 'external' }[
           stack.database
         ];
-        context.output.result(json, { ...record, check, checks }, () =>
+        context.output.result(json, { ...record, check, checks, tls }, () =>
           [
             `temporal   ${record.temporalAddress} (namespace ${record.namespace}, task queue ${record.taskQueue})`,
             `web ui     ${record.temporalUiUrl ?? '(external Temporal: use its own UI)'}`,
             `postgres   ${record.databaseUrl} (${databaseKind}, PostgreSQL ${check.serverVersion}, pgvector ${check.vectorExtension})`,
+            ...tls.map((handshake) => `${`${handshake.name} tls`.padEnd(10)} ${describeHandshake(handshake)}`),
             `worker     running; stack check passed (${check.migrations} migrations applied)`,
             `http api   ${record.apiUrl} (OpenAPI at ${record.apiUrl}/openapi.json; readiness at ${record.apiUrl}/readyz)`,
             ...checks.map((serving) => `${serving.name.padEnd(10)} ${serving.ok ? 'ok  ' : 'FAIL'} ${serving.detail}`),
