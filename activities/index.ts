@@ -8,6 +8,7 @@ import { createInstallActivities, type InstallClusterInput, type InstallClusterR
 import { createIntakeActivities } from './review-intake.ts';
 import { createPassActivities } from './passes.ts';
 import { createReconcileActivities } from './reconcile.ts';
+import { createRecallSpaceActivities } from './recall-space.ts';
 import { createReviewActivities } from './review.ts';
 import { createStackCheckActivities } from './stack-check.ts';
 
@@ -64,6 +65,7 @@ export const createActivities = (dependencies: ActivityDependencies) => {
     ...createDistillActivities(dependencies),
     ...install,
     ...legacyInstallActivity(reconcile, install),
+    ...createRecallSpaceActivities(dependencies),
     ...createIntakeActivities(dependencies),
     ...createReviewActivities(dependencies),
   });

@@ -140,6 +140,7 @@ export const createReviewActivities = (dependencies: ActivityDependencies) => {
               pool,
               embedder: withGoalTextCache(pool, await dependencies.embedder(id, { background: true }), id),
               threshold: tenant.recall.threshold,
+              spaces: dependencies.recallSpaces,
             },
             id,
             goals,

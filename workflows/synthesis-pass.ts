@@ -74,6 +74,14 @@ const settleActivities = (heartbeatTimeoutSeconds: number) =>
     heartbeatTimeout: heartbeatTimeoutSeconds * 1000,
     retry: retryPolicy({ initialIntervalSeconds: 5 }),
   });
+// Reads the tenant's procedures and runs and writes its recall space in one transaction, heartbeating.
+const recallSpaceActivities = (heartbeatTimeoutSeconds: number) =>
+  proxyActivities<Activities>({
+    summary: "recall space: whiten the tenant's goals, one class per procedure and per run of another job",
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: heartbeatTimeoutSeconds * 1000,
+    retry: retryPolicy({ initialIntervalSeconds: 5 }),
+  });
 const { selectPassClusters } = proxyActivities<Activities>({
   summary: 'choose the clusters within the budget, carried ones first',
   startToCloseTimeout: '5 minutes',
@@ -92,6 +100,9 @@ export const SETTLE_IN_RECONCILE_PATCH = 'settle-unchanged-clusters-in-reconcile
  */
 export const PASS_CONTINUATION_PATCH = 'pass-starts-its-continuation';
 
+/** Histories recorded before a pass ended by building the tenant's recall space; new executions build it. */
+export const RECALL_SPACE_PATCH = 'pass-builds-recall-space';
+
 export const passProgressQuery = defineQuery<PassProgress>(PASS_PROGRESS_QUERY);
 
 /**
@@ -102,7 +113,8 @@ export const passProgressQuery = defineQuery<PassProgress>(PASS_PROGRESS_QUERY);
  * at most maxClustersPerPass (the budget caps LLM calls), the rest staying pending (counted in the
  * record and the memo) for the pass's continuation: a pass it starts as an abandoned child, which
  * waits SKILLSMITH_PASS_CONTINUATION_DELAY_SECONDS and takes them first, so a backlog drains
- * without an operator. Only ids and counts travel through history. An unusable LLM stops the pass
+ * without an operator. Last, the tenant's recall space is rebuilt from what it now knows
+ * (src/recall/recall-space.ts). Only ids and counts travel through history. An unusable LLM stops the pass
  * before any further install (and starts no continuation); a failure or a cancel is recorded on
  * the pass before the workflow ends.
  */
@@ -113,6 +125,7 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
   const { embedGoals } = embedActivities(heartbeatTimeoutSeconds);
   const { settleUnchangedClusters } = settleActivities(heartbeatTimeoutSeconds);
   const { clusterPassRuns, clusterPassGoals } = clusterActivities(heartbeatTimeoutSeconds);
+  const { buildRecallSpace } = recallSpaceActivities(heartbeatTimeoutSeconds);
   const progress: PassProgress = { stage: 'starting', counts: {}, clustersDone: 0, clustersTotal: 0, outcome: null };
   setHandler(passProgressQuery, () => progress);
   // Only where the client found them registered: upserting an unknown attribute fails the task.
@@ -189,6 +202,12 @@ export async function synthesisPass(input: SynthesisPassInput): Promise<PassReco
         stoppedBecause = `skipped: llm unavailable (${result.reason})`;
         break;
       }
+    }
+    // What recall tells a goal's job by, from what the tenant now knows (also after an LLM stop: it
+    // may have installed some clusters first).
+    if (patched(RECALL_SPACE_PATCH)) {
+      progress.stage = 'recall-space';
+      await buildRecallSpace({ tenantId, passId });
     }
     if (stoppedBecause) return await finish('skipped', stoppedBecause);
     const delaySeconds = clustered.continueAfterSeconds;

@@ -4,6 +4,7 @@ import { createSkillManage, type SkillManage } from '../authoring/skill-manage.t
 import type { Config } from './config.ts';
 import { createConfiguredRolloutGate, type RolloutGate } from '../rollout/rollout-gate.ts';
 import { createEmbedder, type Embedder, type EmbedderChoice } from '../embedding/embedder.ts';
+import { useEmbeddingRuntime } from '../embedding/embedding-runtime.ts';
 import { createTenantConfigCache } from './tenant-config-cache.ts';
 import { TenantModelsChanged } from '../embedding/embedding-errors.ts';
 import { configForTenant } from './tenant-config.ts';
@@ -12,6 +13,8 @@ import { createConfiguredChatClient } from '../llm/configured-chat-client.ts';
 import type { Logger } from '../logging/logger.ts';
 import { recallSkill, type RecallFunction } from '../recall/recall.ts';
 import { createRecallUsage, type RecallUsage } from '../recall/recall-usage.ts';
+import { QueryEmbeddings } from '../recall/query-embeddings.ts';
+import { RecallSpaces } from '../recall/recall-space-cache.ts';
 import { createAgentSpecRepository, type AgentSpecRepository } from '../sessions/agent-spec-repository.ts';
 import { createSkillRepository, type SkillRepository } from '../store/skill-repository.ts';
 import { createConfiguredDistiller } from '../synthesis/distiller-choice.ts';
@@ -43,8 +46,10 @@ export interface Services {
    * what needs it. `background`: work nobody waits for, kept from holding the event loop (embedder.ts).
    */
   embedder(tenantId: string, choice?: EmbedderChoice): Promise<Embedder>;
-  /** recall_skill over the tenant's embedder and recall threshold; each recall is recorded as use. */
+  /** recall_skill over the tenant's embedder, recall space and recall threshold; each recall is recorded as use. */
   recall: RecallFunction;
+  /** The recall spaces this process has read (src/recall/recall-space-cache.ts), shared by every recall it makes. */
+  recallSpaces: RecallSpaces;
   /** last_used_at of recalled procedures, written in batches off the request path; flush before a process ends. */
   recallUsage: RecallUsage;
   /** The run intake; Temporal is connected on first use. */
@@ -71,6 +76,7 @@ export interface ServicesOptions {
  * first use, so a process starts (and serves what does not need them) without them.
  */
 export function createServices(config: Config, pool: pg.Pool, options: ServicesOptions): Services {
+  useEmbeddingRuntime(config.embeddingRuntimeDir);
   const storageFailures = createStorageFailureMemory();
   const skills = createSkillRepository({ pool, defaultLicense: config.skillLicense });
   const tenantConfig = (tenantId: string) => configForTenant(pool, config, tenantId);
@@ -79,6 +85,8 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
   // Recall's configuration is kept between requests and checked by recall's own statement (a read less per recall).
   const recallConfigs = createTenantConfigCache(pool, config);
   const recallUsage = createRecallUsage(pool, { onError: (error) => options.logger.warn({ err: error }, 'recording recall use failed') });
+  const recallSpaces = new RecallSpaces();
+  const queryEmbeddings = new QueryEmbeddings();
   const rollout = createConfiguredRolloutGate(pool, config);
   const temporal = createLazyTemporalClient(config, options.temporalAddress);
   return {
@@ -108,6 +116,8 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
             threshold: tenant.recall.threshold,
             acceptanceSlack: tenant.recall.acceptanceSlack,
             usage: recallUsage,
+            spaces: recallSpaces,
+            queryEmbeddings,
             ...(kept ? { tenantModels: models } : {}),
           },
           tenantId,
@@ -124,6 +134,7 @@ export function createServices(config: Config, pool: pg.Pool, options: ServicesO
       }
     },
     recallUsage,
+    recallSpaces,
     reportRun: createRunIntake({ config, pool, logger: options.logger, temporalAddress: options.temporalAddress, temporal }),
     readiness: createReadiness({
       pool,

@@ -31,7 +31,7 @@ const PERMUTATIONS = 999;
 /** Variants a cluster is tested for (the largest): bounds the test on a cluster of many procedures. */
 const MAX_VARIANTS = 8;
 /** Runs of each variant the test reads (bounds its cost on large clusters: O((variants × this)²) per shuffle). */
-const EVIDENCE_PER_VARIANT = 40;
+export const EVIDENCE_PER_VARIANT = 40;
 const SIGNIFICANCE = 0.001;
 
 export interface VariantRuns {
@@ -84,6 +84,48 @@ export function runsOfCountVariants(
 }
 
 /**
+ * Whether goals tell groups of runs apart: nearly every goal (`agreementShare`) is closer on
+ * average to the other goals of its own group than to those of any other group (leave one out),
+ * and that agreement beats the groups shuffled among the same goals (a permutation test seeded by
+ * `seed`, so a pass is reproducible; a few goals agreeing by chance do not count, and groups too
+ * small for any shuffle to be that rare never do). Goals are unit vectors, at most
+ * EVIDENCE_PER_VARIANT of each group read. What a variant split and reconcile both ask: did the
+ * goal decide which steps were taken?
+ */
+export function goalsDetermineGroups(
+  groups: ReadonlyArray<readonly Float32Array[]>,
+  seed: number,
+  agreementShare = GOAL_DETERMINES_VARIANT,
+): boolean {
+  const evidence = groups.flatMap((goals) => goals.slice(0, EVIDENCE_PER_VARIANT));
+  const labels = groups.flatMap((goals, group) => goals.slice(0, EVIDENCE_PER_VARIANT).map(() => group));
+  if (groups.filter((goals) => goals.length > 0).length < 2) return false;
+  const cosines = evidence.map((goal) => evidence.map((other) => dot(goal, other)));
+  const agreement = (assigned: readonly number[]) => {
+    const sizes = new Array<number>(groups.length).fill(0);
+    for (const label of assigned) sizes[label]! += 1;
+    let agreeing = 0;
+    assigned.forEach((label, index) => {
+      const sums = new Array<number>(groups.length).fill(0);
+      cosines[index]!.forEach((cosine, other) => {
+        if (other !== index) sums[assigned[other]!]! += cosine;
+      });
+      const own = sums[label]! / (sizes[label]! - 1);
+      if (sums.every((sum, group) => group === label || sizes[group] === 0 || sum / sizes[group]! < own)) agreeing += 1;
+    });
+    return agreeing;
+  };
+  const observed = agreement(labels);
+  if (observed < agreementShare * evidence.length) return false;
+  const random = createSeededRandom(seed);
+  let asHigh = 0;
+  for (let permutation = 0; permutation < PERMUTATIONS; permutation++) {
+    if (agreement(random.shuffle(labels)) >= observed) asHigh += 1;
+  }
+  return (asHigh + 1) / (PERMUTATIONS + 1) <= SIGNIFICANCE;
+}
+
+/**
  * Splits one cluster (run indices) into its goal-determined variants, each with the runs nearest
  * to it; returns the cluster unchanged when fewer than two variants have `minRuns` successful
  * runs or the goals do not predict the variant. Deterministic in the order of `cluster`.
@@ -99,38 +141,11 @@ export function splitGoalDeterminedVariants(
   const variantOf = new Map<number, number>();
   variants.forEach((members, index) => members.forEach((run) => variantOf.set(run, index)));
   // The evidence: up to EVIDENCE_PER_VARIANT runs of each variant (the first, in cluster order).
-  const evidence = variants.flatMap((members) => members.slice(0, EVIDENCE_PER_VARIANT));
-  const cosines = evidence.map((run) => evidence.map((other) => dot(runs.vectors[run]!, runs.vectors[other]!)));
-  // Leave-one-out nearest variant: a run's goal is closer on average to the other goals of its own
-  // variant than to those of any other variant.
-  const agreement = (labels: readonly number[]) => {
-    const sizes = new Array<number>(variants.length).fill(0);
-    for (const label of labels) sizes[label]! += 1;
-    let agreeing = 0;
-    labels.forEach((label, index) => {
-      const sums = new Array<number>(variants.length).fill(0);
-      cosines[index]!.forEach((cosine, other) => {
-        if (other !== index) sums[labels[other]!]! += cosine;
-      });
-      const own = sums[label]! / (sizes[label]! - 1);
-      if (sums.every((sum, variant) => variant === label || sum / sizes[variant]! < own)) agreeing += 1;
-    });
-    return agreeing;
-  };
-  const labels = evidence.map((run) => variantOf.get(run)!);
-  const decided = () => {
-    const observed = agreement(labels);
-    if (observed < agreementShare * evidence.length) return false;
-    // A few runs can agree by chance: the agreement must also beat the variants shuffled among the
-    // same goals (a permutation test, seeded by the cluster so a pass is reproducible).
-    const random = createSeededRandom(cluster.length * 7919 + evidence.length);
-    let asHigh = 0;
-    for (let permutation = 0; permutation < PERMUTATIONS; permutation++) {
-      if (agreement(random.shuffle(labels)) >= observed) asHigh += 1;
-    }
-    return (asHigh + 1) / (PERMUTATIONS + 1) <= SIGNIFICANCE;
-  };
-  const byGoalVectors = decided();
+  const byGoalVectors = goalsDetermineGroups(
+    variants.map((members) => members.slice(0, EVIDENCE_PER_VARIANT).map((run) => runs.vectors[run]!)),
+    cluster.length * 7919 + variants.reduce((sum, members) => sum + Math.min(members.length, EVIDENCE_PER_VARIANT), 0),
+    agreementShare,
+  );
   if (!byGoalVectors && !(runs.wording && countsStated(variants, runs.wording, agreementShare))) return [[...cluster]];
   const parts = variants.map((members) => [...members]);
   // Split by stated counts, a successful run that repeats a step yet another number of times is a

@@ -55,12 +55,21 @@ function formatRate(rate: number): string {
   return `${(rate * 100).toFixed(1)}%`;
 }
 
+/** True when `steps` occur in `tools` in order (other calls may sit between them). */
+function takesInOrder(tools: readonly string[], steps: readonly string[]): boolean {
+  let next = 0;
+  for (const tool of tools) if (next < steps.length && tool === steps[next]) next++;
+  return next === steps.length;
+}
+
 /**
  * Why the successful runs share no recurring procedure, or undefined when they do: their
  * consensus (the steps most of them took, in the order they share) must itself have ≥ minSteps
- * steps and be taken in that order by ≥ minOccurrences of them. Runs that only happen to read
- * alike and to call ≥ minSteps tools each — off-plan searches and notes in a different order every
- * time — pass the counts but teach no procedure.
+ * steps and be taken in that order by ≥ minOccurrences of them. A consensus step that too few runs
+ * took for that (an optional step two of three runs happened to take) is set aside, one at a time,
+ * as long as ≥ minSteps steps remain: what is shared is what enough runs took. Runs that only
+ * happen to read alike and to call ≥ minSteps tools each — off-plan searches and notes in a
+ * different order every time — pass the counts but teach no procedure.
  */
 function unsharedProcedure(successful: ClusterRun[], thresholds: QualificationThresholds): string | undefined {
   if (successful.some((run) => run.successfulTools === undefined)) return undefined;
@@ -71,13 +80,19 @@ function unsharedProcedure(successful: ClusterRun[], thresholds: QualificationTh
       toolCalls: run.successfulTools!.map((tool) => ({ tool, success: true })),
     })),
   );
-  const core = consensus.steps.flatMap((step, index) => (step.optional ? [] : [index]));
-  const shown = core.map((index) => consensus.steps[index]!.tool).join(' → ') || 'no step';
+  const core = consensus.steps.filter((step) => !step.optional).map((step) => step.tool);
+  const shown = core.join(' → ') || 'no step';
   if (core.length < thresholds.minSteps)
     return `the successful runs share ${core.length} steps (${shown}) < minSteps ${thresholds.minSteps}`;
-  const taking = consensus.runs.filter((run) => core.every((index) => run.stepCalls[index] !== undefined)).length;
-  if (taking < thresholds.minOccurrences)
-    return `only ${taking} of ${successful.length} successful runs take their shared steps in order (${shown}); minOccurrences is ${thresholds.minOccurrences}`;
+  const taking = (steps: readonly string[]) => successful.filter((run) => takesInOrder(run.successfulTools!, steps)).length;
+  let shared = core;
+  while (taking(shared) < thresholds.minOccurrences && shared.length > thresholds.minSteps) {
+    // Set aside the step whose absence lets the most runs take the rest (the first such step on a tie).
+    const without = shared.map((_, index) => shared.filter((__, other) => other !== index));
+    shared = without.reduce((best, steps) => (taking(steps) > taking(best) ? steps : best));
+  }
+  if (taking(shared) < thresholds.minOccurrences)
+    return `only ${taking(core)} of ${successful.length} successful runs take their shared steps in order (${shown}); minOccurrences is ${thresholds.minOccurrences}`;
   return undefined;
 }
 

@@ -168,6 +168,8 @@ export function procedureTableFor(traces: readonly ProcedureTrace[], design: Sim
             traces.map((trace) => trace.tools),
             familySize,
           ),
+          // Two adjacent independent steps are often taken in either order by the same procedure.
+          swapCredit: 1,
         }
       : {},
   );

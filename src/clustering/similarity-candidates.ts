@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { InferenceSession as OrtSession } from 'onnxruntime-node';
+import { loadEmbeddingRuntime, type OnnxRuntime } from '../embedding/embedding-runtime.ts';
 import type { CandidateBound } from './run-similarity.ts';
 import { toolSimilarityBound, type SparseToolVector } from './tool-sequence-similarity.ts';
 
@@ -89,11 +90,11 @@ function candidateModel(): Uint8Array {
   return Uint8Array.from([...intField(1, 8), ...bytesField(7, graph), ...bytesField(8, intField(2, 13))]);
 }
 
-let sessionPromise: Promise<{ ort: typeof import('onnxruntime-node'); session: OrtSession }> | undefined;
+let sessionPromise: Promise<{ ort: OnnxRuntime; session: OrtSession }> | undefined;
 
 async function candidateSession() {
   sessionPromise ??= (async () => {
-    const ort = await import('onnxruntime-node');
+    const { onnxRuntime: ort } = await loadEmbeddingRuntime();
     const session = await ort.InferenceSession.create(candidateModel(), {
       intraOpNumThreads: availableParallelism(),
       graphOptimizationLevel: 'all',

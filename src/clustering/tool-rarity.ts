@@ -19,5 +19,45 @@ export function toolRarity(runs: ReadonlyArray<readonly string[]>, familySize: n
   for (const tools of runs) for (const tool of new Set(tools)) documentFrequency.set(tool, (documentFrequency.get(tool) ?? 0) + 1);
   const total = runs.length + RARITY_PRIOR_RUNS;
   const scale = Math.log(total / (Math.max(1, familySize) + 1));
-  return (tool) => Math.min(1, Math.max(RARITY_FLOOR, Math.log(total / ((documentFrequency.get(tool) ?? 0) + 1)) / scale));
+  const consistency = companionConsistency(runs, documentFrequency);
+  return (tool) =>
+    Math.max(
+      RARITY_FLOOR,
+      Math.min(1, Math.log(total / ((documentFrequency.get(tool) ?? 0) + 1)) / scale) *
+        Math.min(1, (consistency.get(tool) ?? 1) / CONSISTENT_COMPANIONS),
+    );
+}
+
+/** A tool whose companions are shared this much is taken to belong to one procedure. */
+const CONSISTENT_COMPANIONS = 0.5;
+
+/**
+ * How consistently each tool keeps the same company: over the runs that call it, p(v) is the share
+ * that also call tool v, and the consistency Σ p(v)² / Σ p(v) is the mean share of a companion —
+ * about 1 for a step of one procedure (its runs call the same other tools), about 1 / F for a tool
+ * called off-plan by F unrelated procedures (a shell command, a note, a web search run here and
+ * there). Rare is not enough to be evidence: an off-plan call is rare too.
+ */
+function companionConsistency(runs: ReadonlyArray<readonly string[]>, documentFrequency: Map<string, number>): Map<string, number> {
+  const together = new Map<string, Map<string, number>>();
+  for (const tools of runs) {
+    const distinct = [...new Set(tools)];
+    for (const tool of distinct) {
+      let companions = together.get(tool);
+      if (!companions) together.set(tool, (companions = new Map<string, number>()));
+      for (const other of distinct) if (other !== tool) companions.set(other, (companions.get(other) ?? 0) + 1);
+    }
+  }
+  const consistency = new Map<string, number>();
+  for (const [tool, companions] of together) {
+    const calls = documentFrequency.get(tool)!;
+    let shares = 0;
+    let squares = 0;
+    for (const count of companions.values()) {
+      shares += count / calls;
+      squares += (count / calls) ** 2;
+    }
+    consistency.set(tool, shares === 0 ? 1 : squares / shares);
+  }
+  return consistency;
 }

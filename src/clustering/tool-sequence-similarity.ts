@@ -26,29 +26,39 @@ export function traceOfRun(run: { toolCalls: readonly { tool: string; success: b
   return { tools: run.toolCalls.filter((call) => call.success).map((call) => call.tool) };
 }
 
-// Two rows of the LCS table, reused by every call (a pass compares up to millions of pairs).
+// Three rows of the LCS table, reused by every call (a pass compares up to millions of pairs).
+let beforePreviousRow = new Float64Array(64);
 let previousRow = new Float64Array(64);
 let currentRow = new Float64Array(64);
 
 /**
  * The weight of the heaviest common subsequence of two token sequences (each token weighs
- * `weights[token]`, 1 when no weights are given), in O(|a|·|b|) time and O(|b|) space.
+ * `weights[token]`, 1 when no weights are given), in O(|a|·|b|) time and O(|b|) space. With a
+ * `swapCredit` > 0, two adjacent tokens taken in the other order also match, for that share of
+ * their weight (each token still matches at most once, so the bag bound still holds).
  */
-export function heaviestCommonSubsequence(a: ArrayLike<number>, b: ArrayLike<number>, weights?: Float64Array): number {
+export function heaviestCommonSubsequence(a: ArrayLike<number>, b: ArrayLike<number>, weights?: Float64Array, swapCredit = 0): number {
   if (a.length === 0 || b.length === 0) return 0;
   if (previousRow.length <= b.length) {
+    beforePreviousRow = new Float64Array(2 * (b.length + 1));
     previousRow = new Float64Array(2 * (b.length + 1));
     currentRow = new Float64Array(2 * (b.length + 1));
   }
+  let beforePrevious = beforePreviousRow.fill(0, 0, b.length + 1);
   let previous = previousRow.fill(0, 0, b.length + 1);
   let current = currentRow.fill(0, 0, b.length + 1);
+  const weightOf = (token: number) => (weights ? weights[token]! : 1);
   for (let i = 1; i <= a.length; i++) {
     const token = a[i - 1]!;
-    const weight = weights ? weights[token]! : 1;
+    const weight = weightOf(token);
     for (let j = 1; j <= b.length; j++) {
-      current[j] = token === b[j - 1]! ? previous[j - 1]! + weight : Math.max(previous[j]!, current[j - 1]!);
+      let best = token === b[j - 1]! ? previous[j - 1]! + weight : Math.max(previous[j]!, current[j - 1]!);
+      if (swapCredit > 0 && i > 1 && j > 1 && token === b[j - 2]! && a[i - 2]! === b[j - 1]! && token !== a[i - 2]!) {
+        best = Math.max(best, beforePrevious[j - 2]! + swapCredit * (weight + weightOf(a[i - 2]!)));
+      }
+      current[j] = best;
     }
-    [previous, current] = [current, previous];
+    [beforePrevious, previous, current] = [previous, current, beforePrevious];
   }
   return previous[b.length]!;
 }
@@ -65,9 +75,9 @@ const massOf = (tokens: ArrayLike<number>, weights: Float64Array | undefined): n
   return mass;
 };
 
-function similarityOfTokens(a: ArrayLike<number>, b: ArrayLike<number>, weights?: Float64Array): number {
+function similarityOfTokens(a: ArrayLike<number>, b: ArrayLike<number>, weights?: Float64Array, swapCredit = 0): number {
   const total = massOf(a, weights) + massOf(b, weights);
-  return total === 0 ? 1 : (2 * heaviestCommonSubsequence(a, b, weights)) / total;
+  return total === 0 ? 1 : (2 * heaviestCommonSubsequence(a, b, weights, swapCredit)) / total;
 }
 
 /**
@@ -154,13 +164,21 @@ export class ProcedureTable {
 
   /** Each tool's weight by token id (absent: every tool weighs 1). */
   private readonly weights: Float64Array | undefined;
+  /** The share of their weight two adjacent steps taken in the other order count for (`swapCredit`). */
+  private readonly swapCredit: number;
 
   /**
    * `toolWeight` makes the similarity weighted: a common subsequence is worth the weights of the
    * tools it matches, a trace the weights of its calls (e.g. a tool's rarity across the tenant, so
    * sharing a tool every task calls says less than sharing one only this task calls). Weights > 0.
+   *
+   * `swapCredit` (0 to 1, default 0) lets two adjacent steps taken in the other order match for that
+   * share of their weight: two steps that do not depend on each other (open a session, look the
+   * record up) are taken in either order by one procedure, and the plain subsequence counts such a
+   * swap as a missing step. Steps moved further than a neighbour still count as missing.
    */
-  constructor(traces: readonly ProcedureTrace[], options: { toolWeight?: (tool: string) => number } = {}) {
+  constructor(traces: readonly ProcedureTrace[], options: { toolWeight?: (tool: string) => number; swapCredit?: number } = {}) {
+    this.swapCredit = options.swapCredit ?? 0;
     const toolIds = new Map<string, number>();
     const traceIds = new Map<string, number>();
     this.traceOfRun = new Int32Array(traces.length);
@@ -206,7 +224,7 @@ export class ProcedureTable {
   }
 
   private computeSimilarity(traceA: number, traceB: number): number {
-    return similarityOfTokens(this.distinct[traceA]!, this.distinct[traceB]!, this.weights);
+    return similarityOfTokens(this.distinct[traceA]!, this.distinct[traceB]!, this.weights, this.swapCredit);
   }
 
   /** The similarity of two distinct traces (indices as in `traceOfRun`), in [0, 1]; symmetric. */

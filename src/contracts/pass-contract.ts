@@ -25,7 +25,8 @@ export interface SynthesisPassInput {
 /** How long a pass's heartbeating activity may go silent before Temporal retries it on another worker. */
 export const DEFAULT_HEARTBEAT_TIMEOUT_SECONDS = 30;
 
-export type PassStage = 'waiting' | 'starting' | 'extracting' | 'embedding' | 'clustering' | 'distilling' | 'finishing' | 'done';
+export type PassStage =
+  'waiting' | 'starting' | 'extracting' | 'embedding' | 'clustering' | 'distilling' | 'recall-space' | 'finishing' | 'done';
 
 export interface PassProgress {
   stage: PassStage;

@@ -1,7 +1,7 @@
 import pgvector from 'pgvector';
 import type { Queryable } from '../store/database.ts';
 import { mapRow } from '../store/row-mapping.ts';
-import { EmbeddingDimensionMismatch } from './embedding-errors.ts';
+import { EmbeddingDimensionMismatch, TenantModelsChanged } from './embedding-errors.ts';
 
 /**
  * The only module with SQL for `goal_embeddings`, `embedding_models` (schema/003) and the
@@ -70,6 +70,22 @@ export async function tenantEmbeddingModels(db: Queryable, tenantId: string): Pr
     [tenantId],
   );
   return rows.map(mapRow);
+}
+
+/**
+ * Fails with TenantModelsChanged when the tenant's models are no longer `expected` (the ones a
+ * kept recall configuration was decided from). `fromStatement` is the list a statement read in its
+ * own snapshot ({@link TENANT_MODELS_ORDER}); when it returned no row there is none, and they are read.
+ */
+export async function checkTenantModels(
+  db: Queryable,
+  tenantId: string,
+  expected: readonly string[],
+  fromStatement: readonly string[] | undefined,
+): Promise<void> {
+  const found = fromStatement ?? (await tenantEmbeddingModels(db, tenantId)).map((model) => model.modelId);
+  const same = expected.length === found.length && expected.every((model, index) => model === found[index]);
+  if (!same) throw new TenantModelsChanged(tenantId, expected, found);
 }
 
 /** Every embedding model some tenant is embedded with (what a serving stack must be able to load). */

@@ -76,7 +76,7 @@ const minilm: ModelProfile = {
   // the learning evals measured (bench/results/2026-12-01-everything-together.md: at 0.5 NESTFUL's family
   // recall fell from 76 to 53 of 96). The `goal` design, if chosen, wants 0.5 (linkage choice).
   similarityTau: 0.82,
-  clustering: { similarity: 'evidence', clusterTau: 0.7, goalWeight: 0.6, toolTau: 0.85 },
+  clustering: { similarity: 'evidence', clusterTau: 0.75, goalWeight: 0.5, toolTau: 0.85 },
   recallThreshold: 0.415,
 };
 
@@ -105,7 +105,7 @@ export const modelProfiles: ReadonlyMap<string, ModelProfile> = new Map(
       prefixes: 'bge',
       dimension: 384,
       similarityTau: 0.91,
-      clustering: { similarity: 'mix', clusterTau: 0.84, goalWeight: 0.5, toolTau: 0.85 },
+      clustering: { similarity: 'evidence', clusterTau: 0.85, goalWeight: 0.5, toolTau: 0.85 },
       recallThreshold: 0.766,
       oneTextPerRun: true,
     },
@@ -115,7 +115,7 @@ export const modelProfiles: ReadonlyMap<string, ModelProfile> = new Map(
       prefixes: 'e5',
       dimension: 384,
       similarityTau: 0.96,
-      clustering: { similarity: 'mix', clusterTau: 0.89, goalWeight: 0.5, toolTau: 0.85 },
+      clustering: { similarity: 'evidence', clusterTau: 0.88, goalWeight: 0.5, toolTau: 0.85 },
       recallThreshold: 0.882,
       oneTextPerRun: true,
     },

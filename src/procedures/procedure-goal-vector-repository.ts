@@ -1,6 +1,5 @@
 import pgvector from 'pgvector';
-import { TENANT_MODELS_ORDER, tenantEmbeddingModels } from '../embedding/goal-embedding-repository.ts';
-import { TenantModelsChanged } from '../embedding/embedding-errors.ts';
+import { checkTenantModels, TENANT_MODELS_ORDER } from '../embedding/goal-embedding-repository.ts';
 import { isEmbeddedDatabase, type Queryable } from '../store/database.ts';
 import { vectorParameter } from '../store/vector-parameter.ts';
 import { ACCEPTANCE_CAP, ACCEPTANCE_SAMPLE, loosestNearest } from './recall-acceptance.ts';
@@ -84,6 +83,23 @@ async function storeRecallAcceptance(db: Queryable, tenantId: string, procedureI
     procedureId,
     loosestNearest(goals),
   ]);
+}
+
+/** Up to `limit` of the goal vectors a procedure was learned from in `modelId`, in source order (reconcile's evidence). */
+export async function loadLearnedGoalVectors(
+  db: Queryable,
+  tenantId: string,
+  procedureId: string,
+  modelId: string,
+  limit: number,
+): Promise<Float32Array[]> {
+  const { rows } = await db.query<{ embedding: string }>(
+    `SELECT embedding::text AS embedding FROM procedure_goal_vectors
+      WHERE tenant_id = $1 AND procedure_id = $2 AND model_id = $3 AND source LIKE 'run:%'
+      ORDER BY source LIMIT $4`,
+    [tenantId, procedureId, modelId, limit],
+  );
+  return rows.map((row) => Float32Array.from(pgvector.fromSql(row.embedding) as number[]));
 }
 
 /** Drops the recall vectors of every model but `modelId` (`skillsmith reembed`). */
@@ -294,11 +310,8 @@ export async function searchRecallVectors(
       ACCEPTANCE_CAP,
     ],
   });
-  if (options.tenantModels) {
-    // Nothing matched, so no row carried the models: read them (a recall that finds nothing pays the read it used to).
-    const found = rows[0]?.tenant_models ?? (await tenantEmbeddingModels(db, tenantId)).map((model) => model.modelId);
-    if (!sameModels(options.tenantModels, found)) throw new TenantModelsChanged(tenantId, options.tenantModels, found);
-  }
+  // Nothing matched, so no row carried the models: they are read (a recall that finds nothing pays the read it used to).
+  if (options.tenantModels) await checkTenantModels(db, tenantId, options.tenantModels, rows[0]?.tenant_models);
   return rows.map((row) => ({
     id: row.id,
     name: row.name,
@@ -310,10 +323,6 @@ export async function searchRecallVectors(
     similarity: Number(row.similarity),
     fused: Number(row.fused),
   }));
-}
-
-function sameModels(expected: readonly string[], found: readonly string[]): boolean {
-  return expected.length === found.length && expected.every((model, index) => model === found[index]);
 }
 
 /** How many recall vectors a procedure has for a model (tests and benches check the install). */

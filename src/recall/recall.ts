@@ -6,6 +6,10 @@ import { searchRecallVectors } from '../procedures/procedure-goal-vector-reposit
 import { isEmbeddedDatabase, withTransaction, type Queryable } from '../store/database.ts';
 import { DEFAULT_ACCEPTANCE_SLACK } from '../procedures/recall-acceptance.ts';
 import type { RecallUsage } from './recall-usage.ts';
+import type { QueryEmbeddings } from './query-embeddings.ts';
+import type { RecallSpaces } from './recall-space-cache.ts';
+import { searchRecallSpace } from './recall-space-repository.ts';
+import { CENTROID_SIZE_CORRECTION, whiten } from './recall-space.ts';
 
 /**
  * recall_skill(goal, topK = 2): the procedures whose purpose matches the goal — scored against
@@ -58,6 +62,20 @@ export interface RecallDependencies {
    * models are no longer these (checked by the search statement itself, no read of its own).
    */
   tenantModels?: readonly string[];
+  /**
+   * The recall spaces a pass builds (src/recall/recall-space.ts): where a tenant has one, its goal's
+   * job is told in it, and recall abstains for the goal of a job without a skill. Without (or for a
+   * tenant no pass has built one for), the goal vectors alone.
+   */
+  spaces?: RecallSpaces;
+  /** The vectors of goals already asked (query-embeddings.ts); without, every goal is embedded. */
+  queryEmbeddings?: QueryEmbeddings;
+}
+
+/** The goals' vectors for the goal task: from the process's cache where one is given. */
+function embedGoals({ embedder, queryEmbeddings }: RecallDependencies, tenantId: string, goals: string[]): Promise<Float32Array[]> {
+  // A goal, compared mostly with goals: embedded for the same task as the goals it is matched against.
+  return queryEmbeddings ? queryEmbeddings.embed(tenantId, embedder, goals) : embedder.embed(goals, 'goal');
 }
 
 /** recall_skill bound to its dependencies: what the API, the CLI and the review receive. */
@@ -69,8 +87,7 @@ export async function recallSkill(
   request: z.input<typeof recallRequestSchema>,
 ): Promise<RecalledSkill[]> {
   const { goal, topK } = recallRequestSchema.parse(request);
-  // A goal, compared mostly with goals: embedded for the same task as the goals it is matched against.
-  const [embedding] = await dependencies.embedder.embed([goal], 'goal');
+  const [embedding] = await embedGoals(dependencies, tenantId, [goal]);
   return search(dependencies, dependencies.pool, tenantId, goal, embedding!, topK);
 }
 
@@ -88,9 +105,10 @@ export async function recallSkills(
 ): Promise<RecalledSkill[][]> {
   const requests = goals.map((goal) => recallRequestSchema.parse({ goal, topK }));
   if (requests.length === 0) return [];
-  const embeddings = await dependencies.embedder.embed(
+  const embeddings = await embedGoals(
+    dependencies,
+    tenantId,
     requests.map((request) => request.goal),
-    'goal',
   );
   const searchAll = async (db: Queryable) => {
     const results: RecalledSkill[][] = [];
@@ -121,25 +139,29 @@ function withGenericPlans<T>(pool: pg.Pool, fn: (db: Queryable) => Promise<T>): 
 }
 
 async function search(
-  { embedder, threshold, acceptanceSlack = DEFAULT_ACCEPTANCE_SLACK, usage, tenantModels }: RecallDependencies,
+  dependencies: RecallDependencies,
   db: Queryable,
   tenantId: string,
   goal: string,
   embedding: Float32Array,
   topK: number,
 ): Promise<RecalledSkill[]> {
-  const matches = await searchRecallVectors(
-    db,
-    tenantId,
-    { embedding, modelId: embedder.modelId, text: goal },
-    {
-      threshold,
-      acceptanceSlack: threshold < 0 ? null : acceptanceSlack,
-      limit: topK,
-      bodyChars: MAX_RECALL_BODY_CHARS,
-      ...(tenantModels ? { tenantModels } : {}),
-    },
-  );
+  const { embedder, threshold, acceptanceSlack = DEFAULT_ACCEPTANCE_SLACK, usage, tenantModels } = dependencies;
+  const bodyChars = MAX_RECALL_BODY_CHARS;
+  const matches =
+    (await searchInSpace(dependencies, db, tenantId, embedding, topK)) ??
+    (await searchRecallVectors(
+      db,
+      tenantId,
+      { embedding, modelId: embedder.modelId, text: goal },
+      {
+        threshold,
+        acceptanceSlack: threshold < 0 ? null : acceptanceSlack,
+        limit: topK,
+        bodyChars,
+        ...(tenantModels ? { tenantModels } : {}),
+      },
+    ));
   usage?.record(
     tenantId,
     matches.map((match) => match.id),
@@ -152,4 +174,37 @@ async function search(
     revision: match.revision,
     score: match.similarity,
   }));
+}
+
+/** Times a search follows a space rebuilt under it before it takes the goal vectors alone. */
+const STALE_SPACE_RETRIES = 3;
+
+/** Recall in the tenant's recall space, or null where it has none. */
+async function searchInSpace(
+  { embedder, threshold, spaces, tenantModels }: RecallDependencies,
+  db: Queryable,
+  tenantId: string,
+  embedding: Float32Array,
+  topK: number,
+) {
+  if (!spaces) return null;
+  for (let attempt = 0; attempt < STALE_SPACE_RETRIES; attempt++) {
+    const space = await spaces.current(db, tenantId, embedder.modelId);
+    if (!space || space.dimension !== embedding.length) return null;
+    const found = await searchRecallSpace(
+      db,
+      tenantId,
+      { embedding, whitened: whiten(space, embedding), modelId: embedder.modelId, version: space.version },
+      {
+        threshold,
+        limit: topK,
+        bodyChars: MAX_RECALL_BODY_CHARS,
+        correction: CENTROID_SIZE_CORRECTION,
+        ...(tenantModels ? { tenantModels } : {}),
+      },
+    );
+    if (!found.stale) return found.matches;
+    spaces.forget(tenantId, embedder.modelId);
+  }
+  return null;
 }

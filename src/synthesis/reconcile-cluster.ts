@@ -1,4 +1,6 @@
-import { meanGoalEmbedding } from '../embedding/goal-embedding-repository.ts';
+import { loadGoalEmbeddings, meanGoalEmbedding } from '../embedding/goal-embedding-repository.ts';
+import { EVIDENCE_PER_VARIANT, goalsDetermineGroups } from '../clustering/goal-determined-variants.ts';
+import { loadLearnedGoalVectors } from '../procedures/procedure-goal-vector-repository.ts';
 import {
   findLiveLearners,
   findProcedureById,
@@ -78,6 +80,34 @@ interface ClusterDecision {
   toolSequence: ConsensusStep[];
 }
 
+/**
+ * The match, but never a procedure whose steps differ from the cluster's when the goals tell the
+ * two apart (goalsDetermineGroups, as the clustering's variant split asks): a step taken when the
+ * goal asks for it is another job, not an optional step (a flight's details or not). Each such
+ * candidate is set aside and the next one tried.
+ */
+async function matchTellingVariantsApart(
+  deps: ReconcileClusterDependencies,
+  tenantId: string,
+  cluster: PassCluster,
+  profile: Parameters<typeof matchProcedure>[0],
+  procedures: Parameters<typeof matchProcedure>[1],
+): Promise<ReturnType<typeof matchProcedure>> {
+  let candidates = procedures;
+  let clusterGoals: Float32Array[] | undefined;
+  for (;;) {
+    const match = matchProcedure(profile, candidates, deps.thresholds);
+    if (!match || match.relation !== 'same-procedure' || match.sequenceSimilarity === 1) return match;
+    clusterGoals ??= (
+      await loadGoalEmbeddings(deps.db, tenantId, deps.goalModel, { runIds: cluster.successfulRunIds.slice(0, EVIDENCE_PER_VARIANT) })
+    ).vectors;
+    const procedureGoals = await loadLearnedGoalVectors(deps.db, tenantId, match.target.id, deps.goalModel, EVIDENCE_PER_VARIANT);
+    const seed = clusterGoals.length * 7919 + procedureGoals.length;
+    if (!goalsDetermineGroups([clusterGoals, procedureGoals], seed)) return match;
+    candidates = candidates.filter((candidate) => candidate.procedure.id !== match.target.id);
+  }
+}
+
 async function decideCluster(
   deps: ReconcileClusterDependencies,
   tenantId: string,
@@ -103,7 +133,7 @@ async function decideCluster(
     ...entry,
     optionalTools: recordedOptional.get(entry.procedure.id) ?? [],
   }));
-  const match = matchProcedure(profile, procedures, deps.thresholds);
+  const match = await matchTellingVariantsApart(deps, tenantId, cluster, profile, procedures);
   const fresh = match ? await freshRunsFor(db, tenantId, match.target, counted) : counted;
   const decision = settleAlreadyLearned(
     decide(profile, match, fresh.length),

@@ -48,7 +48,7 @@ const ACTING_VERBS = new Set(
 );
 const nameWord = (word: string) => /^[a-z]{2,}$/.test(word) && !isStopWord(word);
 
-type NamingEvidence = Pick<ClusterEvidence, 'consensusSequence' | 'parameters' | 'goalTemplate'>;
+type NamingEvidence = Pick<ClusterEvidence, 'consensusSequence' | 'parameters' | 'goalTemplate' | 'representativeGoals'>;
 
 /** The typical goal in general terms, or null when the cluster has no successful run. */
 const typicalGoal = (evidence: NamingEvidence) => (evidence.goalTemplate ? generalGoal(evidence.goalTemplate, evidence.parameters) : null);
@@ -71,21 +71,71 @@ function requestOf(goal: string | null): string | undefined {
   return [goal, ...goal.split(/[,;:.!?]\s+/).slice(1)].find((clause) => opensWithVerb(clause) && wordsOf(clause).length >= 2);
 }
 
+/**
+ * The task in the words its tools and its goals agree on: the verb of a step that the goals say too
+ * (`payments.refund` for goals that ask to refund), then the other words of the steps that the goals
+ * say, in step order (`orders.get` → order, `email.send` → email): `refund-order-email`. Where the
+ * runs' authors wrapped the request in words of their own ("request from Globex — they want us to
+ * transfer the invoice", "time to …") the tools' names still say what the job is. Undefined when no
+ * step's verb is in any of the goals.
+ */
+function agreedWords(evidence: NamingEvidence): string[] | undefined {
+  const goals = evidence.representativeGoals.map((goal) => new Set(wordsOf(goal).map(stem)));
+  const support = (word: string) => goals.filter((words) => words.has(stem(word))).length;
+  const phrases = evidence.consensusSequence.map((step) => stepVerbPhrase(step.tool));
+  const verbs = phrases
+    .map((phrase, index) => ({ verb: phrase[0], index }))
+    .filter((entry): entry is { verb: string; index: number } => entry.verb !== undefined && support(entry.verb) > 0)
+    // An acting step before a reading one, then the verb more goals say, then the earlier step.
+    .sort(
+      (a, b) =>
+        Number(READING_VERBS.has(a.verb)) - Number(READING_VERBS.has(b.verb)) || support(b.verb) - support(a.verb) || a.index - b.index,
+    );
+  const chosen = verbs[0];
+  if (!chosen) return undefined;
+  const objects = new Map<string, string>();
+  for (const phrase of phrases)
+    for (const word of phrase)
+      if (stem(word) !== stem(chosen.verb) && !READING_VERBS.has(word) && !ACTING_VERBS.has(word) && support(word) > 0)
+        objects.set(stem(word), stem(word));
+  return [chosen.verb, ...[...objects.values()].slice(0, MAX_NAME_WORDS - 1)];
+}
+
+/** A goal's opening verb and its objects (stemmed): those the tools or the parameters name first, in the goal's order. */
+function goalPhrase(goal: string, evidence: NamingEvidence): [string, ...string[]] {
+  // The opening verb may be a common one ("make", "find"): only its objects must be content words.
+  const [verb, ...all] = wordsOf(goal).filter((word) => /^[a-z]{2,}$/.test(word));
+  const rest = all.filter(nameWord);
+  const known = new Set([
+    ...evidence.consensusSequence.flatMap((step) => toolWords(step.tool).map(stem)),
+    ...evidence.parameters.flatMap((parameter) => wordsOf(parameter.meaning).map(stem)),
+  ]);
+  const objects = [...new Map(rest.filter((word) => stem(word) !== stem(verb!)).map((word) => [stem(word), word])).values()];
+  const chosen = new Set([...objects.filter((word) => known.has(stem(word))), ...objects].slice(0, MAX_NAME_WORDS - 1));
+  return [verb!, ...objects.filter((word) => chosen.has(word)).map(stem)];
+}
+
+/** The content words after `verb` in the typical goal in general terms (no slot value), stemmed. */
+function objectsAfter(verb: string, evidence: NamingEvidence): string[] {
+  const words = wordsOf(typicalGoal(evidence) ?? '').filter((word) => /^[a-z]{2,}$/.test(word));
+  const at = words.findIndex((word) => stem(word) === stem(verb));
+  const objects: string[] = [];
+  for (const word of at < 0 ? [] : words.slice(at + 1))
+    if (objects.length < MAX_NAME_WORDS - 1 && nameWord(word) && !objects.includes(stem(word))) objects.push(stem(word));
+  return objects;
+}
+
 function nameWords(evidence: NamingEvidence): string[] {
+  const agreed = agreedWords(evidence);
   const goal = requestOf(typicalGoal(evidence));
-  if (goal) {
-    // The opening verb may be a common one ("make", "find"): only its objects must be content words.
-    const [verb, ...all] = wordsOf(goal).filter((word) => /^[a-z]{2,}$/.test(word));
-    const rest = all.filter(nameWord);
-    // The goal's verb, then its objects: those the tools or the parameters name first, in the goal's order.
-    const known = new Set([
-      ...evidence.consensusSequence.flatMap((step) => toolWords(step.tool).map(stem)),
-      ...evidence.parameters.flatMap((parameter) => wordsOf(parameter.meaning).map(stem)),
-    ]);
-    const objects = [...new Map(rest.filter((word) => stem(word) !== stem(verb!)).map((word) => [stem(word), word])).values()];
-    const chosen = new Set([...objects.filter((word) => known.has(stem(word))), ...objects].slice(0, MAX_NAME_WORDS - 1));
-    return [verb!, ...objects.filter((word) => chosen.has(word)).map(stem)];
+  // A verb alone ("export") says no task: its object is what follows it in a goal that says it
+  // ("export the confidentiality agreement for …" → export-confidentiality-agreement).
+  if (agreed && agreed.length === 1) {
+    const objects = objectsAfter(agreed[0]!, evidence);
+    if (objects.length > 0) return [agreed[0]!, ...objects];
   }
+  if (agreed) return agreed;
+  if (goal) return goalPhrase(goal, evidence);
   const steps = evidence.consensusSequence.map((step) => stepVerbPhrase(step.tool)).filter((phrase) => phrase.length > 0);
   const acting = steps.find((phrase) => !READING_VERBS.has(phrase[0]!)) ?? steps.at(-1) ?? [];
   return acting.slice(0, MAX_NAME_WORDS);
@@ -113,7 +163,7 @@ const listed = (items: string[]) => (items.length <= 1 ? items.join('') : `${ite
  * parameters a goal must supply); then the first sentence alone; then the name in words.
  */
 export function describeProcedure(
-  evidence: Pick<ClusterEvidence, 'consensusSequence' | 'parameters' | 'steps' | 'goalTemplate'>,
+  evidence: Pick<ClusterEvidence, 'consensusSequence' | 'parameters' | 'steps' | 'goalTemplate' | 'representativeGoals'>,
 ): string[] {
   // What a goal must supply: the parameters the consensus steps take from the goal, not from a result.
   const bound = new Set(

@@ -62,7 +62,7 @@ describe('skillsmith clusters (dry run) and skillsmith models', () => {
     const { text } = printed.at(-1)!;
     const lines = text.split('\n');
     expect(lines[0]).toMatch(
-      /^tenant acme: 80 runs \(80 goals embedded now\) with sentence-transformers\/all-MiniLM-L6-v2, average linkage on goal cosine and rarity-weighted tool-sequence similarity \(goal weight 0\.6 against one rare tool\) ≥ 0\.7: \d+ clusters, \d+ qualifying/,
+      /^tenant acme: 80 runs \(80 goals embedded now\) with sentence-transformers\/all-MiniLM-L6-v2, average linkage on goal cosine and rarity-weighted tool-sequence similarity \(goal weight 0\.5 against one rare tool\) ≥ 0\.75: \d+ clusters, \d+ qualifying/,
     );
     const clusterLines = lines.slice(1);
     expect(clusterLines.length).toBeGreaterThan(0);
@@ -91,7 +91,7 @@ describe('skillsmith clusters (dry run) and skillsmith models', () => {
     };
     expect(result.embedding.embedded).toBe(0);
     // Unset, the clustering settings are the embedding model's measured defaults.
-    expect(result.similarity).toMatchObject({ design: 'evidence', clusterTau: 0.7, goalWeight: 0.6 });
+    expect(result.similarity).toMatchObject({ design: 'evidence', clusterTau: 0.75, goalWeight: 0.5 });
     expect(result.goals).toBe(80);
     for (const cluster of result.clusters) expect(cluster.qualifies || typeof cluster.reason?.code === 'string').toBe(true);
   });

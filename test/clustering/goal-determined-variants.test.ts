@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { runsOfCountVariants, splitGoalDeterminedVariants, type VariantRuns } from '../../src/clustering/goal-determined-variants.ts';
+import {
+  goalsDetermineGroups,
+  runsOfCountVariants,
+  splitGoalDeterminedVariants,
+  type VariantRuns,
+} from '../../src/clustering/goal-determined-variants.ts';
 import { runSimilarity } from '../../src/clustering/run-similarity.ts';
 import { ProcedureTable } from '../../src/clustering/tool-sequence-similarity.ts';
 import { createSeededRandom } from '../../src/clustering/seeded-random.ts';
@@ -64,6 +69,31 @@ describe('a cluster splits into the procedure variants its goals decide (goal-de
     // 2 + 2 runs that agree perfectly: too few to rule out chance
     const few = [0, 1, 6, 7];
     expect(splitGoalDeterminedVariants(few, cluster(goals, tools), 2)).toEqual([few]);
+  });
+});
+
+describe('goals tell groups of runs apart (goalsDetermineGroups: what the variant split and reconcile ask)', () => {
+  const [oneDirection, twoDirection] = randomUnitVectors(2, dimension, 7);
+
+  it('when nearly every goal is nearer its own group, beyond what the same goals shuffled reach', () => {
+    const random = createSeededRandom(8);
+    const apart = [
+      Array.from({ length: 8 }, () => noisyNeighbour(random, oneDirection!, 0.9)),
+      Array.from({ length: 8 }, () => noisyNeighbour(random, twoDirection!, 0.9)),
+    ];
+    expect(goalsDetermineGroups(apart, 1)).toBe(true);
+  });
+
+  it('not for two groups of goals of one job, nor for groups too small for chance to be ruled out', () => {
+    const random = createSeededRandom(9);
+    const oneJob = Array.from({ length: 16 }, () => noisyNeighbour(random, oneDirection!, 0.9));
+    expect(goalsDetermineGroups([oneJob.slice(0, 8), oneJob.slice(8)], 1)).toBe(false);
+    const small = [
+      Array.from({ length: 3 }, () => noisyNeighbour(random, oneDirection!, 0.95)),
+      Array.from({ length: 3 }, () => noisyNeighbour(random, twoDirection!, 0.95)),
+    ];
+    expect(goalsDetermineGroups(small, 1)).toBe(false);
+    expect(goalsDetermineGroups([oneJob, []], 1)).toBe(false);
   });
 });
 

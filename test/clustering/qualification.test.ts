@@ -88,6 +88,15 @@ describe('cluster qualification', () => {
       thresholds,
     );
     expect(shared).toMatchObject({ qualifies: true, rank: 1 });
+    // Three runs, two of which happened to post to chat as well: what is shared is what enough runs took.
+    const [optionalTaken] = assessClusters(
+      [[run('a', 'b', 'c', 'chat.post'), run('a', 'b', 'c', 'chat.post'), run('a', 'b', 'c')]],
+      thresholds,
+    );
+    expect(optionalTaken).toMatchObject({ qualifies: true });
+    // Setting a step aside never leaves fewer than minSteps: two shared steps stay too few.
+    const [tooFew] = assessClusters([[run('a', 'b', 'x'), run('a', 'b', 'x'), run('a', 'b', 'y')]], thresholds);
+    expect(tooFew!.reason?.code).toBe('no_shared_procedure');
   });
 
   it('ranks qualifying clusters by value (successful runs × success rate) and drops none of them', () => {

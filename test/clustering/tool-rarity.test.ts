@@ -15,6 +15,19 @@ describe('toolRarity', () => {
     expect(rarity('job7.step')).toBeLessThan(1);
   });
 
+  it('weighs an off-plan call — as rare, but beside another procedure each time — below a step of one procedure', () => {
+    const tenant = [
+      // One procedure, its last step called by 6 runs.
+      ...Array.from({ length: 6 }, () => ['crm.deal.get', 'crm.deal.renew', 'crm.receipt.send']),
+      // A shell command 6 runs made, each in the middle of a different procedure.
+      ...Array.from({ length: 6 }, (_, index) => [`job${index}.open`, 'shell.exec', `job${index}.close`]),
+      ...Array.from({ length: 60 }, (_, index) => [`job${index % 6}.open`, `job${index % 6}.close`]),
+    ];
+    const specificity = toolRarity(tenant, 3);
+    expect(specificity('crm.deal.renew')).toBeGreaterThan(0.5);
+    expect(specificity('shell.exec')).toBeLessThan(specificity('crm.deal.renew') / 2);
+  });
+
   it('counts a tool once per run, whatever its repeats', () => {
     const repeated = toolRarity([['a', 'a', 'a'], ['b']], 3);
     const once = toolRarity([['a'], ['b']], 3);

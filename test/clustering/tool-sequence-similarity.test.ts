@@ -159,6 +159,31 @@ describe('tool-sequence similarity', () => {
     expect(() => new ProcedureTable([{ tools: ['a'] }], { toolWeight: () => 0 })).toThrow(/must be > 0/);
   });
 
+  it('with a swap credit, two adjacent steps taken in the other order still match; a step moved further does not', async () => {
+    const swapped = ['hr.session.open', 'hr.contract.get', 'hr.contract.approve', 'hr.audit.record'];
+    const tolerant = new ProcedureTable(
+      [{ tools: swapped }, { tools: [swapped[1]!, swapped[0]!, ...swapped.slice(2)] }, { tools: [...swapped.slice(1), swapped[0]!] }],
+      { swapCredit: 1 },
+    );
+    expect(tolerant.similarity(0, 1)).toBe(1);
+    // Moved from first to last: three of four steps in order, as without the credit.
+    expect(tolerant.similarity(0, 2)).toBe(toolSequenceSimilarity({ tools: swapped }, { tools: [...swapped.slice(1), swapped[0]!] }));
+    expect(toolSequenceSimilarity({ tools: swapped }, { tools: [swapped[1]!, swapped[0]!, ...swapped.slice(2)] })).toBe(0.75);
+    // Each call still matches at most once: the bag bound holds (property).
+    const { default: fc } = await import('fast-check');
+    const weights: Record<string, number> = { a: 1, b: 0.2, c: 0.7, d: 0.05 };
+    const trace = fc.array(fc.constantFrom('a', 'b', 'c', 'd'), { maxLength: 9 });
+    fc.assert(
+      fc.property(trace, trace, fc.double({ min: 0, max: 1, noNaN: true }), (a, b, swapCredit) => {
+        const table = new ProcedureTable([{ tools: a }, { tools: b }], { toolWeight: (tool) => weights[tool]!, swapCredit });
+        const [u, v] = [0, 1].map((run) => table.toolVector(table.traceOfRun[run]!));
+        expect(toolSimilarityBound(u!, v!) + 1e-12).toBeGreaterThanOrEqual(table.similarity(0, 1));
+        expect(table.similarity(0, 1)).toBeCloseTo(table.similarity(1, 0), 12);
+      }),
+      { numRuns: 1000, seed: 20261207 },
+    );
+  });
+
   it('computes a pair past the tabulated limit once and gives the tabulated value', () => {
     const traces = Array.from({ length: 4200 }, (_, index) => completed(...booking.slice(0, 2), `tool-${index}`));
     const large = new ProcedureTable(traces);

@@ -20,6 +20,9 @@ import {
   markSuperseded,
   setProcedureEnabled,
 } from '../../src/procedures/procedure-repository.ts';
+import { buildRecallSpace } from '../../src/recall/recall-space-repository.ts';
+import { QueryEmbeddings } from '../../src/recall/query-embeddings.ts';
+import { RecallSpaces } from '../../src/recall/recall-space-cache.ts';
 import { recallSkill, recallSkills, TRUNCATION_MARKER, type RecallDependencies } from '../../src/recall/recall.ts';
 import { ACCEPTANCE_CAP, DEFAULT_ACCEPTANCE_SLACK, loosestNearest } from '../../src/procedures/recall-acceptance.ts';
 import { defaultRecallThreshold } from '../../src/recall/recall-threshold.ts';
@@ -258,6 +261,22 @@ describe('recall_skill: a procedure found by what it is for', () => {
     }
   });
 
+  it('answers a repeated goal from the query embeddings it keeps, exactly as embedding it again would', async () => {
+    const queryEmbeddings = new QueryEmbeddings();
+    const embed = vi.spyOn(embedder, 'embed');
+    try {
+      const goal = corpus[0].fresh;
+      const fresh = await recallSkill(deps, tenantId, { goal });
+      const first = await recallSkill({ ...deps, queryEmbeddings }, tenantId, { goal });
+      const repeated = await recallSkill({ ...deps, queryEmbeddings }, tenantId, { goal: `  ${goal}  ` });
+      expect(first).toEqual(fresh);
+      expect(repeated).toEqual(fresh);
+      expect(embed).toHaveBeenCalledTimes(2);
+    } finally {
+      embed.mockRestore();
+    }
+  });
+
   it("sends the query vector in pgvector's binary format: the server reads the float4 values the text form gives", async () => {
     const [vector] = await embedder.embed(['deploy the notifications service to staging'], 'goal');
     const { rows } = await database.pool.query<{ same: boolean; dimension: number }>(
@@ -327,6 +346,43 @@ describe('recall_skill: a procedure found by what it is for', () => {
     ).toEqual([rotate.name]);
     // Calibration (threshold off) turns the rule off with every other gate.
     expect((await recallSkill({ ...deps, threshold: -1 }, tenant, { goal, topK: 1 })).map((match) => match.name)).toEqual([rotate.name]);
+  });
+
+  it("in the tenant's recall space: abstains for a run of another job, answers its own jobs, and follows a space rebuilt since", async () => {
+    const tenant = 'soylent';
+    const [deploy, rotate] = [corpus[0], corpus[1]];
+    await learnFromRuns(tenant, deploy);
+    await learnFromRuns(tenant, rotate);
+    // Another job (reading the vault's access log, not rotating): three calls, none of a procedure's tools.
+    await upsertRuns(database.pool, tenant, [
+      runReport(tenant, 'audit-1', 'find who used the leaked token for the github integration', [
+        'vault.audit_log',
+        'report.fetch',
+        'report.write',
+      ]),
+    ]);
+    await embedMissingGoals(database.pool, embedder, tenant, { pageSize: 32 });
+    const settings = { minSteps: 3, minOccurrences: 3 };
+    const first = await buildRecallSpace(database.pool, tenant, embedder.modelId, settings, null);
+    expect(first).toMatchObject({ procedures: 2, otherJobRuns: 1 });
+    const spaces = new RecallSpaces();
+    const inSpace = { ...deps, spaces };
+    const names = async (goal: string) => (await recallSkill(inSpace, tenant, { goal })).map((match) => match.name);
+
+    expect(await names('find out who used the leaked token for the slack integration')).toEqual([]);
+    // A goal in both jobs' words ("leaked", "rotate it") lies as near the audit run as the rotations here; one in the job's own words does not.
+    expect((await names('rotate the stripe api key'))[0]).toBe(rotate.name);
+    expect((await names(deploy.fresh))[0]).toBe(deploy.name);
+    expect((await spaces.current(database.pool, tenant, embedder.modelId))!.version).toBe(first!.version);
+
+    // A pass rebuilds the space under the cached one: the search notices and reads the new version.
+    const second = await buildRecallSpace(database.pool, tenant, embedder.modelId, settings, null);
+    expect(second!.version).toBe(first!.version + 1);
+    expect((await names('rotate the stripe api key'))[0]).toBe(rotate.name);
+    expect((await spaces.current(database.pool, tenant, embedder.modelId))!.version).toBe(second!.version);
+    // Unrelated goals get nothing in the space as outside it.
+    const negatives = (await negativeHeldout()).slice(0, 5).map((line) => line.goal);
+    for (const goal of negatives) expect(await names(goal), goal).toEqual([]);
   });
 
   it("caps a procedure's own acceptance: near-copy learned goals do not ask a new goal to be a copy", async () => {

@@ -3,12 +3,14 @@ import { describe, inject, it } from 'vitest';
 import { loadHistory } from '../support/histories.ts';
 
 // Histories recorded from real passes (SKILLSMITH_RECORD_HISTORIES=1 npx vitest run
-// test/workflows/synthesis-pass.test.ts -t auto-synthesis records the *-steps-named pair). A
+// test/workflows/synthesis-pass.test.ts -t auto-synthesis records `synthesis-pass-recall-space`, a
+// pass that ends by building the tenant's recall space, RECALL_SPACE_PATCH). A
 // workflow edit that changes the commands a recorded history expects fails here: version it with
 // patched() instead. The older pairs are kept, since workflows started then must still replay: the
 // unsuffixed pair was recorded before reconcile ran ahead of distillation (RECONCILE_FIRST_PATCH),
 // the *-reconcile-first pair before the cluster step left settling to the reconcile step
-// (SETTLE_IN_RECONCILE_PATCH) and the install step was named installCluster (INSTALL_STEP_NAMED_PATCH).
+// (SETTLE_IN_RECONCILE_PATCH) and the install step was named installCluster (INSTALL_STEP_NAMED_PATCH),
+// the *-steps-named pair (recorded the same way) before the recall space.
 // `synthesis-pass-continued` (a pass past its LLM budget that starts its continuation,
 // PASS_CONTINUATION_PATCH) and `synthesis-pass-continuation` (the continuation: it waits, then
 // takes the pending cluster over) come from the same file (-t "continuation").
@@ -26,6 +28,7 @@ describe('recorded histories replay against the current workflow code', () => {
     'synthesize-cluster-reconcile-first',
     'synthesis-pass-steps-named',
     'synthesize-cluster-steps-named',
+    'synthesis-pass-recall-space',
     'synthesis-pass-continued',
     'synthesis-pass-continuation',
     'run-intake-count-batches',

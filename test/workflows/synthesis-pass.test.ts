@@ -99,10 +99,7 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
     if (process.env.SKILLSMITH_RECORD_HISTORIES) {
       // Refreshes the replay fixtures after an intended workflow change (test/workflows/replay.test.ts).
       const { recordHistory } = await import('../support/histories.ts');
-      await recordHistory('synthesis-pass-steps-named', handle.workflowId, history);
-      const [cluster] = await listPassClusters(database.pool, tenantId, handle.workflowId);
-      const childId = `${handle.workflowId}/cluster/${cluster!.clusterKey}`;
-      await recordHistory('synthesize-cluster-steps-named', childId, await harness.client.workflow.getHandle(childId).fetchHistory());
+      await recordHistory('synthesis-pass-recall-space', handle.workflowId, history);
     }
     const scheduled = (history.events ?? []).map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(scheduled).toEqual([
@@ -113,6 +110,7 @@ describe('synthesisPass on real Temporal, Postgres and the test embedder, with a
       'settleUnchangedClusters',
       'selectPassClusters',
       'recordPassCounts',
+      'buildRecallSpace',
       'finishPass',
     ]);
     const description = await handle.describe();
