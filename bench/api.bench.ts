@@ -6,6 +6,7 @@
  *                                        [--while-embedding]
  *                                        [--keep-database | --populated-database postgresql://…/skillsmith_test_…]
  *                                        [--model ID] [--model-dir DIR] [--client-http fetch|node]
+ *                                        [--repeated-goals N]
  *
  * `--keep-database` leaves the native database it populated (and prints its URL) so that later
  * runs, of this or another commit, measure against the same rows with `--populated-database`
@@ -17,7 +18,9 @@
  * client process (this file with `--client`) runs a fixed number of workers, each sending one
  * request at a time (fetch, keep-alive) for a fixed duration: the server's figures do not include
  * its own client's work (the client's CPU is reported apart). Every request asks for a different
- * goal (generated paraphrases, never repeated), so no cache could serve one. Prints requests/s,
+ * goal (generated paraphrases, never repeated), so no cache could serve one — unless
+ * `--repeated-goals N`: then the client asks N goals over and over (each once in its warm-up), as
+ * agents ask the same goals again, and the figures are those of repeated goals. Prints requests/s,
  * latency p50/p99 and the status counts, for /healthz (the framework's floor) and for /v1/recall;
  * recall's phases measured in the server: the whole recall call and the SQL statements it issued
  * (wall, and how many per recall; the rest of the call is the query embedding); and CPU per
@@ -74,8 +77,10 @@ const { values } = parseArgs({
     // The client's HTTP stack: `fetch` (undici, as the earlier rows) or `node` (node:http with a keep-alive agent, lighter).
     'client-http': { type: 'string', default: 'fetch' },
     'model-dir': { type: 'string', default: benchModelDir },
+    'repeated-goals': { type: 'string', default: '0' },
   },
 });
+const repeatedGoals = Number(values['repeated-goals']);
 const concurrency = Number(values.concurrency);
 const seconds = Number(values.seconds);
 
@@ -166,9 +171,10 @@ interface LoadResult {
 /** The `--client` child: one load loop against `--client` (the server's URL) and `--path`, result as JSON on stdout. */
 async function clientLoop(baseUrl: string, path: 'healthz' | 'recall'): Promise<void> {
   const headers: Record<string, string> = path === 'recall' ? { authorization: `Bearer ${TOKEN}` } : {};
-  const goals = distinctGoals(verbs.length * objects.length * qualifiers.length);
+  const goals = distinctGoals(repeatedGoals > 0 ? repeatedGoals : verbs.length * objects.length * qualifiers.length);
   const url = (index: number) => {
     if (path === 'healthz') return `${baseUrl}/healthz`;
+    if (repeatedGoals > 0) index %= repeatedGoals;
     if (index >= goals.length) throw new Error(`only ${goals.length} distinct goals; lower --seconds`);
     return `${baseUrl}/v1/recall?goal=${encodeURIComponent(goals[index]!)}&topK=2`;
   };
@@ -178,6 +184,8 @@ async function clientLoop(baseUrl: string, path: 'healthz' | 'recall'): Promise<
     const warm = path === 'healthz' ? url(0) : `${baseUrl}/v1/recall?goal=${encodeURIComponent(`warm up ${index}`)}&topK=2`;
     await get(warm);
   }
+  // Repeated goals: each asked once before the measurement, which then sees only goals asked before.
+  if (path === 'recall' && repeatedGoals > 0) for (let index = 0; index < repeatedGoals; index++) await get(url(index));
   process.stdout.write('ready\n');
   await new Promise((resolve) => process.stdin.once('data', resolve));
   const latencies: number[] = [];
@@ -240,7 +248,7 @@ async function runClient(baseUrl: string, path: 'healthz' | 'recall', start: () 
       'tsx',
       fileURLToPath(import.meta.url),
       ...['--client', baseUrl, '--path', path, '--seconds', String(seconds), '--concurrency', String(concurrency)],
-      ...['--client-http', values['client-http']],
+      ...['--client-http', values['client-http'], '--repeated-goals', String(repeatedGoals)],
     ],
     { stdio: ['pipe', 'pipe', 'inherit'] },
   );
@@ -450,7 +458,8 @@ async function main(): Promise<void> {
             seconds,
             model: embedder.modelId,
             whileEmbedding: values['while-embedding'],
-            distinctGoalsAsked: recall.asked,
+            distinctGoalsAsked: repeatedGoals > 0 ? repeatedGoals : recall.asked,
+            repeatedGoals: repeatedGoals > 0,
             loadAverage,
             healthz: { requestsPerSecond: health.requestsPerSecond, latencyMs: health.latencyMs, statuses: health.statuses },
             recall: { requestsPerSecond: recall.requestsPerSecond, latencyMs: recall.latencyMs, statuses: recall.statuses },
