@@ -174,6 +174,16 @@ export interface RecallScores {
   negatives: number;
   /** Negatives for which anything came back. */
   falsePositives: number;
+  /** Every goal recall did not get right (a positive without its family's skill first, a negative answered), in input order. */
+  misses: RecallMiss[];
+}
+
+/** A held-out goal recall got wrong: what came back, and the skills that own its family (none: it should have abstained). */
+export interface RecallMiss {
+  goal: string;
+  family: FamilyLabel;
+  returned: readonly string[];
+  owners: readonly string[];
 }
 
 /** Held-out recall: a hit when a returned skill owns the goal's family (≥ OWNERSHIP_SHARE of its provenance). */
@@ -188,11 +198,15 @@ export function scoreRecall(cases: readonly RecallCase[], owners: ReadonlyMap<st
     wrongSkillUncovered: 0,
     negatives: 0,
     falsePositives: 0,
+    misses: [],
   };
-  for (const { family, returned } of cases) {
+  for (const { goal, family, returned } of cases) {
     if (family === null) {
       scores.negatives += 1;
-      if (returned.length > 0) scores.falsePositives += 1;
+      if (returned.length > 0) {
+        scores.falsePositives += 1;
+        scores.misses.push({ goal, family, returned, owners: [] });
+      }
       continue;
     }
     scores.positives += 1;
@@ -200,9 +214,13 @@ export function scoreRecall(cases: readonly RecallCase[], owners: ReadonlyMap<st
     const owning = new Set(owners.get(family) ?? []);
     if (owning.size > 0) scores.covered += 1;
     if (returned[0] !== undefined && owning.has(returned[0])) scores.top1 += 1;
-    else if (returned[0] !== undefined) {
-      scores.wrongSkill += 1;
-      if (owning.size === 0) scores.wrongSkillUncovered += 1;
+    else {
+      if (returned[0] !== undefined) {
+        scores.wrongSkill += 1;
+        if (owning.size === 0) scores.wrongSkillUncovered += 1;
+      }
+      // Silence is a miss only where a skill owns the family: elsewhere it is the right answer.
+      if (returned[0] !== undefined || owning.size > 0) scores.misses.push({ goal, family, returned, owners: [...owning] });
     }
     if (returned.slice(0, 2).some((name) => owning.has(name))) scores.top2 += 1;
   }

@@ -142,6 +142,13 @@ describe('scoreRecall and scoreInSample', () => {
       wrongSkillUncovered: 1,
       negatives: 2,
       falsePositives: 1,
+      // "restore" got silence where restore-db was right; "grant" should have had silence.
+      misses: [
+        { goal: 'roll out', family: 'deploy', returned: ['restore-db', 'deploy-service'], owners: ['deploy-service'] },
+        { goal: 'restore', family: 'restore', returned: [], owners: ['restore-db'] },
+        { goal: 'grant', family: 'grant', returned: ['deploy-service'], owners: [] },
+        { goal: 'a poem', family: null, returned: ['deploy-service'], owners: [] },
+      ],
     });
   });
 
