@@ -4,7 +4,7 @@ import { loadGoalEmbeddings } from '../embedding/goal-embedding-repository.ts';
 import { selectRunsForExtraction, selectRunWording, type RunWindow } from '../runs/run-repository.ts';
 import type { Queryable } from '../store/database.ts';
 import { clusterRuns } from './cluster-goals.ts';
-import { runsOfCountVariants, splitClustersByGoalDeterminedVariants } from './goal-determined-variants.ts';
+import { runsToWord, splitClustersByGoalDeterminedVariants } from './goal-determined-variants.ts';
 import { procedureTableFor, runSimilarity } from './run-similarity.ts';
 import { assessClusters, isSuccessfulSequence, type ClusterAssessment, type ClusterRun } from './qualification.ts';
 import { SkillsmithError } from '../errors/skillsmith-error.ts';
@@ -127,8 +127,8 @@ export async function clusterRunGoals(
       ),
     distance: similarity.distance,
   };
-  // Goal texts and argument names are read only for clusters whose variants differ in repeat counts.
-  const worded = runsOfCountVariants(
+  // Goal texts and argument names are read only for the clusters whose split reads them.
+  const worded = runsToWord(
     clustering.clusters,
     { ...variantRuns, toolsOf: (run) => runs[run]!.successfulTools },
     synthesis.minOccurrences,

@@ -17,6 +17,7 @@
  */
 import { createSeededRandom } from './seeded-random.ts';
 import { dot } from './cosine.ts';
+import { groupByShape } from './call-shapes.ts';
 import { toolsRepeatedDifferently } from './repeated-tools.ts';
 import { callSubjects, statedCounts } from './stated-counts.ts';
 
@@ -33,6 +34,12 @@ const MAX_VARIANTS = 8;
 /** Runs of each variant the test reads (bounds its cost on large clusters: O((variants × this)²) per shuffle). */
 export const EVIDENCE_PER_VARIANT = 40;
 const SIGNIFICANCE = 0.001;
+/**
+ * The chance left to the goals of call shapes: that the steps were given arguments of other names
+ * is evidence of another job already, so the goals need only confirm it — at 0.001 two shapes of
+ * 5 runs each could never split (a perfect agreement has 2 of C(10,5) = 252 shuffles).
+ */
+export const SHAPE_SIGNIFICANCE = 0.05;
 
 export interface VariantRuns {
   /** Goal vectors (unit length), by run index. */
@@ -65,12 +72,20 @@ function testedVariants(cluster: readonly number[], runs: Pick<VariantRuns, 'tra
     .slice(0, MAX_VARIANTS);
 }
 
+/** A variant's runs by call shape (call-shapes.ts), the groups with `minRuns` runs, largest first. */
+function shapeVariants(variant: readonly number[], wording: NonNullable<VariantRuns['wording']>, minRuns: number): number[][] {
+  return groupByShape(variant, (run) => wording.calls(run).map((call) => ({ tool: call.tool, argumentNames: call.argumentNames })))
+    .filter((members) => members.length >= minRuns)
+    .slice(0, MAX_VARIANTS);
+}
+
 /**
- * The runs whose wording the stated-count test may read: those of the clusters holding several
- * variants that differ only in repeat counts (`toolsOf`: a run's successful calls' tools). No
- * other cluster is split by stated counts, so a pass reads no other goal text.
+ * The runs whose wording (goal text, argument names) the split may read: those of the clusters
+ * holding several variants that differ only in repeat counts (`toolsOf`: a run's successful calls'
+ * tools), for the stated-count test, and those of the clusters of one variant followed by enough
+ * runs for two, for its call shapes. No other cluster reads either, so a pass reads little else.
  */
-export function runsOfCountVariants(
+export function runsToWord(
   clusters: readonly number[][],
   runs: Pick<VariantRuns, 'traceOf' | 'successful'> & { toolsOf: (run: number) => readonly string[] },
   minRuns: number,
@@ -78,6 +93,7 @@ export function runsOfCountVariants(
   return clusters
     .filter((cluster) => {
       const variants = testedVariants(cluster, runs, minRuns);
+      if (variants.length === 1) return variants[0]!.length >= 2 * minRuns;
       return variants.length >= 2 && toolsRepeatedDifferently(variants.map((members) => runs.toolsOf(members[0]!))) !== null;
     })
     .flat();
@@ -96,6 +112,7 @@ export function goalsDetermineGroups(
   groups: ReadonlyArray<readonly Float32Array[]>,
   seed: number,
   agreementShare = GOAL_DETERMINES_VARIANT,
+  significance = SIGNIFICANCE,
 ): boolean {
   const evidence = groups.flatMap((goals) => goals.slice(0, EVIDENCE_PER_VARIANT));
   const labels = groups.flatMap((goals, group) => goals.slice(0, EVIDENCE_PER_VARIANT).map(() => group));
@@ -122,7 +139,7 @@ export function goalsDetermineGroups(
   for (let permutation = 0; permutation < PERMUTATIONS; permutation++) {
     if (agreement(random.shuffle(labels)) >= observed) asHigh += 1;
   }
-  return (asHigh + 1) / (PERMUTATIONS + 1) <= SIGNIFICANCE;
+  return (asHigh + 1) / (PERMUTATIONS + 1) <= significance;
 }
 
 /**
@@ -136,7 +153,10 @@ export function splitGoalDeterminedVariants(
   minRuns: number,
   agreementShare = GOAL_DETERMINES_VARIANT,
 ): number[][] {
-  const variants = testedVariants(cluster, runs, minRuns);
+  const traced = testedVariants(cluster, runs, minRuns);
+  // One procedure's steps, called with arguments of different names: its call shapes are the variants.
+  const byShape = traced.length === 1 && runs.wording !== undefined;
+  const variants = byShape ? shapeVariants(traced[0]!, runs.wording!, minRuns) : traced;
   if (variants.length < 2) return [[...cluster]];
   const variantOf = new Map<number, number>();
   variants.forEach((members, index) => members.forEach((run) => variantOf.set(run, index)));
@@ -145,6 +165,7 @@ export function splitGoalDeterminedVariants(
     variants.map((members) => members.slice(0, EVIDENCE_PER_VARIANT).map((run) => runs.vectors[run]!)),
     cluster.length * 7919 + variants.reduce((sum, members) => sum + Math.min(members.length, EVIDENCE_PER_VARIANT), 0),
     agreementShare,
+    byShape ? SHAPE_SIGNIFICANCE : SIGNIFICANCE,
   );
   if (!byGoalVectors && !(runs.wording && countsStated(variants, runs.wording, agreementShare))) return [[...cluster]];
   const parts = variants.map((members) => [...members]);

@@ -1,5 +1,6 @@
 import { loadGoalEmbeddings, meanGoalEmbedding } from '../embedding/goal-embedding-repository.ts';
-import { EVIDENCE_PER_VARIANT, goalsDetermineGroups } from '../clustering/goal-determined-variants.ts';
+import { shapesDiffer } from '../clustering/call-shapes.ts';
+import { EVIDENCE_PER_VARIANT, goalsDetermineGroups, SHAPE_SIGNIFICANCE } from '../clustering/goal-determined-variants.ts';
 import { loadLearnedGoalVectors } from '../procedures/procedure-goal-vector-repository.ts';
 import {
   findLiveLearners,
@@ -81,15 +82,17 @@ interface ClusterDecision {
 }
 
 /**
- * The match, but never a procedure whose steps differ from the cluster's when the goals tell the
- * two apart (goalsDetermineGroups, as the clustering's variant split asks): a step taken when the
- * goal asks for it is another job, not an optional step (a flight's details or not). Each such
- * candidate is set aside and the next one tried.
+ * The match, but never a procedure whose steps differ from the cluster's — or whose same steps
+ * are given arguments of other names (call-shapes.ts) — when the goals tell the two apart
+ * (goalsDetermineGroups, as the clustering's variant split asks): a step taken when the goal asks
+ * for it is another job, not an optional step (a flight's details or not), and so is a digest
+ * mailed per region beside a board note mailed per quarter. Each such candidate is set aside and
+ * the next one tried.
  */
 async function matchTellingVariantsApart(
   deps: ReconcileClusterDependencies,
   tenantId: string,
-  cluster: PassCluster,
+  cluster: PassCluster & { steps: readonly ConsensusStep[] },
   profile: Parameters<typeof matchProcedure>[0],
   procedures: Parameters<typeof matchProcedure>[1],
 ): Promise<ReturnType<typeof matchProcedure>> {
@@ -97,13 +100,16 @@ async function matchTellingVariantsApart(
   let clusterGoals: Float32Array[] | undefined;
   for (;;) {
     const match = matchProcedure(profile, candidates, deps.thresholds);
-    if (!match || match.relation !== 'same-procedure' || match.sequenceSimilarity === 1) return match;
+    if (!match || match.relation !== 'same-procedure') return match;
+    const byShape = match.sequenceSimilarity === 1;
+    if (byShape && !shapesDiffer(cluster.steps, match.target.toolSequence)) return match;
     clusterGoals ??= (
       await loadGoalEmbeddings(deps.db, tenantId, deps.goalModel, { runIds: cluster.successfulRunIds.slice(0, EVIDENCE_PER_VARIANT) })
     ).vectors;
     const procedureGoals = await loadLearnedGoalVectors(deps.db, tenantId, match.target.id, deps.goalModel, EVIDENCE_PER_VARIANT);
     const seed = clusterGoals.length * 7919 + procedureGoals.length;
-    if (!goalsDetermineGroups([clusterGoals, procedureGoals], seed)) return match;
+    const significance = byShape ? SHAPE_SIGNIFICANCE : undefined;
+    if (!goalsDetermineGroups([clusterGoals, procedureGoals], seed, undefined, significance)) return match;
     candidates = candidates.filter((candidate) => candidate.procedure.id !== match.target.id);
   }
 }
@@ -133,7 +139,7 @@ async function decideCluster(
     ...entry,
     optionalTools: recordedOptional.get(entry.procedure.id) ?? [],
   }));
-  const match = await matchTellingVariantsApart(deps, tenantId, cluster, profile, procedures);
+  const match = await matchTellingVariantsApart(deps, tenantId, { ...cluster, steps: evidence.consensusSequence }, profile, procedures);
   const fresh = match ? await freshRunsFor(db, tenantId, match.target, counted) : counted;
   const decision = settleAlreadyLearned(
     decide(profile, match, fresh.length),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   goalsDetermineGroups,
-  runsOfCountVariants,
+  runsToWord,
   splitGoalDeterminedVariants,
   type VariantRuns,
 } from '../../src/clustering/goal-determined-variants.ts';
@@ -138,20 +138,22 @@ describe('a cluster splits into loops whose count every goal states (goal-determ
     expect(splitGoalDeterminedVariants(all, vectorsOnly, 3)).toEqual([all]);
   });
 
-  it('a pass reads the wording of only the clusters whose variants differ in repeat counts', () => {
+  it('a pass reads the wording of only the clusters whose variants differ in repeat counts or whose one variant could be two call shapes', () => {
     const tools = [
       ...Array.from({ length: 3 }, () => ['search', 'policies', 'policies']),
       ...Array.from({ length: 3 }, () => ['search', 'policies', 'policies', 'policies']),
       ...Array.from({ length: 3 }, () => ['search', 'policies']),
       ...Array.from({ length: 3 }, () => ['search', 'reviews']),
       ...Array.from({ length: 2 }, () => ['search', 'policies', 'policies', 'policies']),
+      ...Array.from({ length: 3 }, () => ['search', 'reviews']),
     ];
     const procedures = new ProcedureTable(tools.map((sequence) => ({ tools: sequence })));
     const runs = { traceOf: (run: number) => procedures.traceOfRun[run]!, successful: () => true, toolsOf: (run: number) => tools[run]! };
     const counts = [0, 1, 2, 3, 4, 5];
     const otherTool = [6, 7, 8, 9, 10, 11];
     const oneVariant = [0, 1, 2, 12, 13];
-    expect(runsOfCountVariants([counts, otherTool, oneVariant], runs, 3)).toEqual(counts);
+    const oneVariantForTwo = [9, 10, 11, 14, 15, 16];
+    expect(runsToWord([counts, otherTool, oneVariant, oneVariantForTwo], runs, 3)).toEqual([...counts, ...oneVariantForTwo]);
   });
 
   it('a loop over whatever a search returned, goals that state both counts, or variants that differ in a tool stay one cluster', () => {
@@ -178,5 +180,53 @@ describe('a cluster splits into loops whose count every goal states (goal-determ
       },
     };
     expect(splitGoalDeterminedVariants(all, reviewed, 3)).toEqual([all]);
+  });
+});
+
+describe('a cluster of one procedure splits into the call shapes its goals decide (goal-determined-variants, call-shapes)', () => {
+  const [digestDirection, boardDirection] = randomUnitVectors(2, dimension, 12);
+  const tools = ['docs.search', 'docs.write', 'email.send'];
+
+  /** Runs that all call `tools`, each with its own argument names on every step, and a goal vector. */
+  function shapedRuns(runs: Array<{ goal: Float32Array; names: string[] }>): VariantRuns {
+    const calls = runs.map(({ names }) => tools.map((tool) => ({ tool, argumentNames: names })));
+    return {
+      ...cluster(
+        runs.map((run) => run.goal),
+        runs.map(() => tools),
+      ),
+      wording: { goal: () => '', calls: (run) => calls[run]! },
+    };
+  }
+
+  it('the same steps given arguments of other names, for goals that say another job, are two procedures', () => {
+    const random = createSeededRandom(13);
+    const runs = [
+      ...Array.from({ length: 5 }, () => ({ goal: noisyNeighbour(random, digestDirection!, 0.9), names: ['region'] })),
+      ...Array.from({ length: 5 }, () => ({ goal: noisyNeighbour(random, boardDirection!, 0.9), names: ['period'] })),
+    ];
+    const all = runs.map((_, run) => run);
+    expect(splitGoalDeterminedVariants(all, shapedRuns(runs), 3)).toEqual([
+      [0, 1, 2, 3, 4],
+      [5, 6, 7, 8, 9],
+    ]);
+    // without the argument names the same runs are one procedure
+    const { wording: _, ...toolsOnly } = shapedRuns(runs);
+    expect(splitGoalDeterminedVariants(all, toolsOnly, 3)).toEqual([all]);
+  });
+
+  it('an optional argument is no shape of its own, and shapes the goals do not predict stay one cluster', () => {
+    const random = createSeededRandom(14);
+    const optional = Array.from({ length: 10 }, (_, run) => ({
+      goal: noisyNeighbour(random, run < 5 ? digestDirection! : boardDirection!, 0.9),
+      names: run < 5 ? ['region'] : ['note', 'region'],
+    }));
+    const all = optional.map((_, run) => run);
+    expect(splitGoalDeterminedVariants(all, shapedRuns(optional), 3)).toEqual([all]);
+    const unpredicted = Array.from({ length: 10 }, (_, run) => ({
+      goal: noisyNeighbour(random, digestDirection!, 0.9),
+      names: run % 2 === 0 ? ['region'] : ['period'],
+    }));
+    expect(splitGoalDeterminedVariants(all, shapedRuns(unpredicted), 3)).toEqual([all]);
   });
 });
