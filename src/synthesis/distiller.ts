@@ -6,7 +6,7 @@ import { buildDistillUserPrompt, DISTILL_SYSTEM_PROMPT } from './distill-prompt.
 import { checkAgainstEvidence } from './evidence-check.ts';
 import { NEW_SKILL_VERSION, parseLearnedSkill, type LearnedSkill } from './learned-skill.ts';
 import { renderProcedureBody, type TrackRecordFigures } from './procedure-body.ts';
-import { describeProcedure, fitMetadata, nameProcedure } from './skill-naming.ts';
+import { describeProcedure, fitMetadata, nameProcedure, shorterNames } from './skill-naming.ts';
 
 /**
  * Turns one cluster's evidence into a skill document (or SKIP). Two kinds, chosen explicitly in
@@ -49,9 +49,9 @@ export function createExtractiveDistiller(options: { license: string }): Distill
     kind: 'extractive',
     async distill(evidence, { trackRecord }) {
       if (evidence.consensusSequence.length === 0) return { kind: 'skip' };
-      const name = nameProcedure(evidence);
+      const names = shorterNames(nameProcedure(evidence));
       const draft: SkillManifest = {
-        name,
+        name: names[0]!,
         version: NEW_SKILL_VERSION,
         description: '',
         // Every tool of the procedure, never cut: agents check it for missing tools at load. (The
@@ -59,8 +59,12 @@ export function createExtractiveDistiller(options: { license: string }): Distill
         requiredTools: [...new Set(evidence.consensusSequence.map((step) => step.tool))],
         license: options.license,
       };
-      const descriptions = describeProcedure(evidence);
-      const manifest = fitMetadata(draft, descriptions) ?? { ...draft, description: descriptions.at(-1) ?? '' };
+      // The description shortens first; where a long tool list leaves no room, the name too.
+      const manifest = names.reduce<SkillManifest | null>(
+        (fitted, name) => fitted ?? fitMetadata({ ...draft, name }, describeProcedure(evidence, name)),
+        null,
+      ) ?? { ...draft, description: describeProcedure(evidence).at(-1) ?? '' };
+      const name = manifest.name;
       // Where the four fields cannot fit (or there are more tools than a skill may list), the
       // validator's named error refuses the cluster: never a skill with a shorter tool list.
       validateManifest(manifest, name);

@@ -33,15 +33,51 @@ const NOT_VERBS = new Set(
 
 const wordBefore = (text: string) => /(\p{L}+)\W*$/u.exec(text)?.[1]?.toLowerCase();
 
+/**
+ * The ways English wraps a request around its verb, at the start of a goal: a greeting, a polite
+ * or question-shaped ask, a need or a turn ("Can you please refund …?", "hey, refund …", "time to
+ * refund …", "we have to refund …", "I need you to refund …", "go ahead and refund …", "next up:
+ * refund …"), and a request passed on ("a request from …: they want us to refund …").
+ */
+const LEAD_INS = [
+  /^(?:hey|hi|hello|ok|okay)\b[\s,!:]*/iu,
+  /^(?:can|could|would|will) (?:you|somebody|someone|anyone|we)\s+/iu,
+  /^(?:please|kindly)\b[\s,]*/iu,
+  /^(?:it'?s |now'?s )?(?:time|high time) to\s+/iu,
+  /^(?:we|i) (?:have|need|want|got|ought) to\s+/iu,
+  /^(?:i|we) (?:need|want|would like|'d like) (?:you|somebody|someone) to\s+/iu,
+  /^go ahead and\s+/iu,
+  /^next(?: up)?\s*:\s*/iu,
+];
+const PASSED_ON = /^[^,;:.!?]{0,60}?\b(?:they|he|she|who)(?: (?:want|wants|need|needs|asked|asks|would like)) (?:us|you|me) to\s+/iu;
+
+/** What follows a request only to soften or time it ("… when you get a chance", "… asap, thanks"). */
+const TRAILERS =
+  /(?:[\s,]+(?:when(?:ever)? you (?:get a chance|can|have a (?:minute|moment|sec(?:ond)?))|if you can|asap|as soon as possible|please|thanks|thank you))+[.!]*$/iu;
+
+/** A goal without the words it wraps its request in; the goal itself when nothing wraps it. */
+export function requestItself(goal: string): string {
+  let text = goal.replace(TRAILERS, '');
+  for (let stripped = true; stripped;) {
+    stripped = false;
+    for (const leadIn of [...LEAD_INS, PASSED_ON]) {
+      const match = leadIn.exec(text);
+      if (match && match[0].length < text.length) {
+        text = text.slice(match[0].length).replace(/\?$/, '');
+        stripped = true;
+      }
+    }
+  }
+  return text;
+}
+
 export function generalGoal(template: string, parameters: readonly ProcedureParameter[]): string {
   const meanings = new Map(parameters.map((parameter) => [parameter.name, parameter.meaning]));
-  // A polite or question-shaped request is the request itself: "Can you please refund …?" → "refund …".
   let text = template
     .replace(/\s+/g, ' ')
     .trim()
     .replace(/#(?=\{)/g, '');
-  const request = /^(?:(?:can|could|would|will) you\s+)?(?:please|kindly)[\s,]+|^(?:can|could|would|will) you\s+/iu.exec(text);
-  if (request) text = text.slice(request[0].length).replace(/\?$/, '');
+  text = requestItself(text);
   const opener = wordsOf(text)[0];
   // A parameter right after the word that names it says nothing more: "order {order_id}" → "order"
   // ("an order" straight after the verb).

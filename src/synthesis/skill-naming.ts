@@ -3,7 +3,7 @@ import { renderMetadataBlock, type SkillManifest } from '../skills/skill-format.
 import { countTokens } from '../skills/token-count.ts';
 import { DESCRIPTION_CHARACTER_LIMIT, METADATA_TOKEN_LIMIT } from '../skills/validator.ts';
 import type { ClusterEvidence } from './cluster-evidence.ts';
-import { generalGoal, opensWithVerb } from './general-goal.ts';
+import { generalGoal, opensWithVerb, requestItself } from './general-goal.ts';
 import { isStopWord, stem, toolWords, wordsOf } from './goal-words.ts';
 
 /**
@@ -80,7 +80,7 @@ function requestOf(goal: string | null): string | undefined {
  * step's verb is in any of the goals.
  */
 function agreedWords(evidence: NamingEvidence): string[] | undefined {
-  const goals = evidence.representativeGoals.map((goal) => new Set(wordsOf(goal).map(stem)));
+  const goals = evidence.representativeGoals.map((goal) => new Set(wordsOf(requestItself(goal)).map(stem)));
   const support = (word: string) => goals.filter((words) => words.has(stem(word))).length;
   const phrases = evidence.consensusSequence.map((step) => stepVerbPhrase(step.tool));
   const verbs = phrases
@@ -164,6 +164,7 @@ const listed = (items: string[]) => (items.length <= 1 ? items.join('') : `${ite
  */
 export function describeProcedure(
   evidence: Pick<ClusterEvidence, 'consensusSequence' | 'parameters' | 'steps' | 'goalTemplate' | 'representativeGoals'>,
+  name: string = nameProcedure(evidence),
 ): string[] {
   // What a goal must supply: the parameters the consensus steps take from the goal, not from a result.
   const bound = new Set(
@@ -182,7 +183,7 @@ export function describeProcedure(
   const goal = typicalGoal(evidence);
   const does = goal ? (opensWithVerb(goal) ? sentence(goal) : `For goals like "${sentence(goal)}"`) : null;
   const when = givens.length > 0 ? `Use when the goal gives the ${listed(givens)}.` : null;
-  const named = sentence(nameProcedure(evidence).replace(/-/g, ' '));
+  const named = sentence(name.replace(/-/g, ' '));
   const candidates = [
     ...(does ? [when ? `${does} ${when}` : does, does, ...(opensWithVerb(goal!) ? firstClause(does) : [])] : []),
     when ? `${named} ${when}` : named,
@@ -232,6 +233,12 @@ const fits = (manifest: SkillManifest) => countTokens(renderMetadataBlock(manife
  * description fits beside the name, version and every tool — the caller then refuses the skill
  * with the validator's rule.
  */
+/** A name and its shorter forms, a word fewer each (`catch-flight-hotel` → `catch-flight` → `catch`): for a metadata block that a long tool list fills. */
+export function shorterNames(name: string): string[] {
+  const words = name.split('-');
+  return words.map((_, index) => words.slice(0, words.length - index).join('-'));
+}
+
 export function fitMetadata(manifest: SkillManifest, descriptions: string[]): SkillManifest | null {
   for (const description of descriptions) {
     const candidate = { ...manifest, description };

@@ -5,6 +5,8 @@ import { validateBody, validateManifest } from '../../src/skills/validator.ts';
 import { buildClusterEvidence, type EvidenceRun } from '../../src/synthesis/cluster-evidence.ts';
 import { buildDistillUserPrompt } from '../../src/synthesis/distill-prompt.ts';
 import { createExtractiveDistiller } from '../../src/synthesis/distiller.ts';
+import { nameProcedure } from '../../src/synthesis/skill-naming.ts';
+import type { SkillManifest } from '../../src/skills/skill-format.ts';
 import { renderProcedureBody } from '../../src/synthesis/procedure-body.ts';
 import { SkillMetadataTooLong, SkillRequiredToolsInvalid } from '../../src/skills/validation-errors.ts';
 
@@ -149,6 +151,23 @@ describe('cluster evidence and the extractive distiller', () => {
       if (learned.kind !== 'skill') throw new Error('expected a skill');
       expect(learned.manifest.requiredTools).toEqual(tools);
       expect(() => validateManifest(learned.manifest, learned.manifest.name)).not.toThrow();
+    });
+
+    it('shortens the name by words before it refuses, where the tool list leaves no room for the whole name', async () => {
+      // Ever longer tool names, until only a shorter name fits beside them.
+      let shortened: { name: string; full: string; manifest: SkillManifest } | undefined;
+      for (let extra = 0; extra < 80 && !shortened; extra++) {
+        const tools = ['ledger.fetch', 'ledger.match', 'ledger.flag', 'ledger.post'].map((tool) => `${tool}_${'x'.repeat(extra)}`);
+        const full = nameProcedure(buildClusterEvidence(runsCalling(tools), 3));
+        const learned = await distill(tools).catch(() => null);
+        if (learned?.kind === 'skill' && learned.manifest.name !== full) {
+          shortened = { name: learned.manifest.name, full, manifest: learned.manifest };
+          expect(learned.manifest.requiredTools).toEqual(tools);
+        }
+      }
+      expect(shortened).toBeDefined();
+      expect(shortened!.full.startsWith(`${shortened!.name}-`)).toBe(true);
+      expect(() => validateManifest(shortened!.manifest, shortened!.name)).not.toThrow();
     });
 
     it('refuses with the metadata rule, never a shorter list, when the four fields cannot fit', async () => {

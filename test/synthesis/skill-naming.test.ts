@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildClusterEvidence, type EvidenceRun } from '../../src/synthesis/cluster-evidence.ts';
-import { nameProcedure } from '../../src/synthesis/skill-naming.ts';
+import { describeProcedure, nameProcedure } from '../../src/synthesis/skill-naming.ts';
 import { testRun } from '../support/run-reports.ts';
 
 const runsOf = (goals: string[], tools: string[]): EvidenceRun[] =>
@@ -47,5 +47,20 @@ describe('skill names: a short verb phrase of the task (src/synthesis/skill-nami
     expect(name.split('-')[0]).toBe('export');
     expect(name.split('-')).toContain('agreement');
     expect(name.split('-').length).toBeGreaterThan(1);
+  });
+
+  it('reads the request inside the words a goal wraps it in', () => {
+    const wrapped = [
+      'time to roll over the purchase order (Cyberdyne)',
+      'next up: roll over the purchase order / Acme',
+      'request from Initech — they want us to roll over the purchase order',
+      'hey, roll over the purchase order when you get a chance',
+    ];
+    for (const [index, goal] of wrapped.entries()) {
+      const evidence = buildClusterEvidence(runsOf([goal, goal, goal], ['erp.session.open', 'erp.order.get', 'erp.order.renew']), 3);
+      expect(nameProcedure(evidence), goal).toMatch(/^roll-/);
+      expect(describeProcedure(evidence)[0], goal).toMatch(/^Roll over the purchase order/);
+      if (index === 0) expect(nameProcedure(evidence)).toBe('roll-purchase-order');
+    }
   });
 });
