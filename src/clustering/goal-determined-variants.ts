@@ -72,18 +72,28 @@ function testedVariants(cluster: readonly number[], runs: Pick<VariantRuns, 'tra
     .slice(0, MAX_VARIANTS);
 }
 
-/** A variant's runs by call shape (call-shapes.ts), the groups with `minRuns` runs, largest first. */
+/**
+ * Runs of a call shape beside a procedure's own for the goals to be asked about it: two runs are no
+ * procedure, but two runs given other arguments for goals unlike the procedure's are another job,
+ * not part of this one (a board note sent twice beside a weekly digest).
+ */
+const MIN_SHAPE_RUNS = 2;
+
+/**
+ * A variant's runs by call shape (call-shapes.ts), largest first: the groups of MIN_SHAPE_RUNS runs
+ * or more, when the largest has `minRuns` (a procedure); else none.
+ */
 function shapeVariants(variant: readonly number[], wording: NonNullable<VariantRuns['wording']>, minRuns: number): number[][] {
-  return groupByShape(variant, (run) => wording.calls(run).map((call) => ({ tool: call.tool, argumentNames: call.argumentNames })))
-    .filter((members) => members.length >= minRuns)
-    .slice(0, MAX_VARIANTS);
+  const groups = groupByShape(variant, (run) => wording.calls(run).map((call) => ({ tool: call.tool, argumentNames: call.argumentNames })));
+  if ((groups[0]?.length ?? 0) < minRuns) return [];
+  return groups.filter((members) => members.length >= MIN_SHAPE_RUNS).slice(0, MAX_VARIANTS);
 }
 
 /**
  * The runs whose wording (goal text, argument names) the split may read: those of the clusters
  * holding several variants that differ only in repeat counts (`toolsOf`: a run's successful calls'
  * tools), for the stated-count test, and those of the clusters of one variant followed by enough
- * runs for two, for its call shapes. No other cluster reads either, so a pass reads little else.
+ * runs for a procedure and another call shape beside it, for its call shapes. No other cluster reads either, so a pass reads little else.
  */
 export function runsToWord(
   clusters: readonly number[][],
@@ -93,7 +103,7 @@ export function runsToWord(
   return clusters
     .filter((cluster) => {
       const variants = testedVariants(cluster, runs, minRuns);
-      if (variants.length === 1) return variants[0]!.length >= 2 * minRuns;
+      if (variants.length === 1) return variants[0]!.length >= minRuns + MIN_SHAPE_RUNS;
       return variants.length >= 2 && toolsRepeatedDifferently(variants.map((members) => runs.toolsOf(members[0]!))) !== null;
     })
     .flat();

@@ -215,6 +215,20 @@ describe('a cluster of one procedure splits into the call shapes its goals decid
     expect(splitGoalDeterminedVariants(all, toolsOnly, 3)).toEqual([all]);
   });
 
+  it('two runs of another shape for goals unlike the procedure’s are set apart from it, too few to be a procedure themselves', () => {
+    const random = createSeededRandom(15);
+    const runs = [
+      ...Array.from({ length: 5 }, () => ({ goal: noisyNeighbour(random, digestDirection!, 0.9), names: ['region'] })),
+      ...Array.from({ length: 2 }, () => ({ goal: noisyNeighbour(random, boardDirection!, 0.9), names: ['period'] })),
+    ];
+    expect(splitGoalDeterminedVariants([0, 1, 2, 3, 4, 5, 6], shapedRuns(runs), 3)).toEqual([
+      [0, 1, 2, 3, 4],
+      [5, 6],
+    ]);
+    // a shape of two runs beside a group too small to be a procedure splits nothing
+    expect(splitGoalDeterminedVariants([3, 4, 5, 6], shapedRuns(runs), 3)).toEqual([[3, 4, 5, 6]]);
+  });
+
   it('an optional argument is no shape of its own, and shapes the goals do not predict stay one cluster', () => {
     const random = createSeededRandom(14);
     const optional = Array.from({ length: 10 }, (_, run) => ({
