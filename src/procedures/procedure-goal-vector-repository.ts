@@ -10,7 +10,8 @@ import { ACCEPTANCE_CAP, ACCEPTANCE_SAMPLE, loosestNearest } from './recall-acce
  * their text for full-text match. The only module with SQL for this table.
  */
 
-function checkedDimension(dimension: number): number {
+/** A vector dimension fit to be interpolated into SQL: a plain positive integer (the recall space's read checks it too). */
+export function checkedDimension(dimension: number): number {
   // Interpolated into DDL and casts below, so it must be a plain positive integer.
   if (!Number.isInteger(dimension) || dimension < 1 || dimension > 16_000) throw new Error(`invalid vector dimension ${dimension}`);
   return dimension;
@@ -153,6 +154,34 @@ export interface RecallMatch {
   fused: number;
 }
 
+/** A recall statement's row: the procedure, its pinned revision's body cut in SQL, and its two scores. */
+export interface RecallMatchRow {
+  id: string;
+  name: string;
+  when_to_use: string;
+  tools_required: string[];
+  revision: number;
+  body: string;
+  truncated: boolean;
+  similarity: number;
+  fused: number;
+}
+
+/** A recall statement's row as the match it returns (both recall reads select the same columns). */
+export function recallMatchOf(row: RecallMatchRow): RecallMatch {
+  return {
+    id: row.id,
+    name: row.name,
+    whenToUse: row.when_to_use,
+    toolsRequired: row.tools_required,
+    revision: row.revision,
+    body: row.body,
+    truncated: row.truncated,
+    similarity: Number(row.similarity),
+    fused: Number(row.fused),
+  };
+}
+
 /** Nearest vectors read from the HNSW index per query: pgvector's default ef_search, so no extra index pass. */
 const CANDIDATE_VECTORS = 40;
 /** Rows read from the GIN index that match every lexeme of the goal: the full-text-only candidates. */
@@ -180,18 +209,7 @@ export async function searchRecallVectors(
   options: RecallSearchOptions,
 ): Promise<RecallMatch[]> {
   const d = checkedDimension(query.embedding.length);
-  const { rows } = await db.query<{
-    tenant_models: string[];
-    id: string;
-    name: string;
-    when_to_use: string;
-    tools_required: string[];
-    revision: number;
-    body: string;
-    truncated: boolean;
-    similarity: number;
-    fused: number;
-  }>({
+  const { rows } = await db.query<RecallMatchRow & { tenant_models: string[] }>({
     // Named (planned once per connection: planning costs about as much as running it) except on
     // the embedded database, where every connection shares one backend session and a second
     // connection's PREPARE of the same name fails ("already exists").
@@ -312,17 +330,7 @@ export async function searchRecallVectors(
   });
   // Nothing matched, so no row carried the models: they are read (a recall that finds nothing pays the read it used to).
   if (options.tenantModels) await checkTenantModels(db, tenantId, options.tenantModels, rows[0]?.tenant_models);
-  return rows.map((row) => ({
-    id: row.id,
-    name: row.name,
-    whenToUse: row.when_to_use,
-    toolsRequired: row.tools_required,
-    revision: row.revision,
-    body: row.body,
-    truncated: row.truncated,
-    similarity: Number(row.similarity),
-    fused: Number(row.fused),
-  }));
+  return rows.map(recallMatchOf);
 }
 
 /** How many recall vectors a procedure has for a model (tests and benches check the install). */

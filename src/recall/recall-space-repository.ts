@@ -3,7 +3,7 @@ import pgvector from 'pgvector';
 import { toolRarity } from '../clustering/tool-rarity.ts';
 import { turnTaker } from '../clustering/event-loop-turns.ts';
 import { checkTenantModels, TENANT_MODELS_ORDER } from '../embedding/goal-embedding-repository.ts';
-import type { RecallMatch } from '../procedures/procedure-goal-vector-repository.ts';
+import { checkedDimension, recallMatchOf, type RecallMatch, type RecallMatchRow } from '../procedures/procedure-goal-vector-repository.ts';
 import { isEmbeddedDatabase, withTransaction, type Queryable } from '../store/database.ts';
 import { vectorParameter } from '../store/vector-parameter.ts';
 import {
@@ -265,21 +265,9 @@ export async function searchRecallSpace(
   query: RecallSpaceQuery,
   options: RecallSpaceSearchOptions,
 ): Promise<{ stale: true } | { stale: false; matches: RecallMatch[] }> {
-  const d = query.whitened.length;
-  if (!Number.isInteger(d) || d < 1 || d > 16_000 || query.embedding.length !== d)
-    throw new Error(`invalid recall space query of dimension ${d}`);
-  const { rows } = await db.query<{
-    tenant_models: string[];
-    id: string;
-    name: string;
-    when_to_use: string;
-    tools_required: string[];
-    revision: number;
-    body: string;
-    truncated: boolean;
-    similarity: number;
-    score: number;
-  }>({
+  const d = checkedDimension(query.whitened.length);
+  if (query.embedding.length !== d) throw new Error(`invalid recall space query: a ${query.embedding.length}-d goal in a ${d}-d space`);
+  const { rows } = await db.query<RecallMatchRow & { tenant_models: string[] }>({
     ...(isEmbeddedDatabase(db) ? {} : { name: `recall_space_search_${d}` }),
     text: `WITH scored AS (
        -- −‖q − μ‖² / (1 + κ/n) = −(1 + ‖μ‖² − 2 q·μ) / (1 + κ/n); <#> is the negative inner product.
@@ -322,7 +310,7 @@ export async function searchRecallSpace(
        SELECT * FROM ranked WHERE $6::float8 < 0 OR place = 1 OR similarity >= $6
         ORDER BY place LIMIT $8
      )
-     SELECT k.id, k.name, k.when_to_use, k.tools_required, k.revision, k.similarity, k.score,
+     SELECT k.id, k.name, k.when_to_use, k.tools_required, k.revision, k.similarity, k.score AS fused,
             left(r.body, $9) AS body, char_length(r.body) > $9 AS truncated,
             (SELECT coalesce(array_agg(model_id ORDER BY ${TENANT_MODELS_ORDER}), '{}')
                FROM embedding_models WHERE tenant_id = $1) AS tenant_models
@@ -345,18 +333,5 @@ export async function searchRecallSpace(
   // no row may mean the space was rebuilt since: ask.
   if (rows.length === 0 && (await recallSpaceVersion(db, tenantId, query.modelId)) !== query.version) return { stale: true };
   if (options.tenantModels) await checkTenantModels(db, tenantId, options.tenantModels, rows[0]?.tenant_models);
-  return {
-    stale: false,
-    matches: rows.map((row) => ({
-      id: row.id,
-      name: row.name,
-      whenToUse: row.when_to_use,
-      toolsRequired: row.tools_required,
-      revision: row.revision,
-      body: row.body,
-      truncated: row.truncated,
-      similarity: Number(row.similarity),
-      fused: Number(row.score),
-    })),
-  };
+  return { stale: false, matches: rows.map(recallMatchOf) };
 }
