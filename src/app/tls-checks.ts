@@ -1,28 +1,22 @@
 import { readFile } from 'node:fs/promises';
-import { tlsHandshake, TlsHandshakeFailed, type TlsHandshake } from '../infra/tls-handshake.ts';
+import { tlsHandshake, TlsHandshakeFailed, type TlsHandshake, type TlsHandshakeOptions } from '../infra/tls-handshake.ts';
 import type { Config } from './config.ts';
 import { temporalTlsEndpoint } from './temporal-environment.ts';
 
 /** A TLS connection the configuration asks for: which server, and how it is verified. */
-export interface TlsEndpoint {
+export interface TlsEndpoint extends Pick<TlsHandshakeOptions, 'host' | 'port' | 'serverName' | 'ca' | 'cert' | 'key'> {
   name: 'temporal' | 'postgres';
-  host: string;
-  port: number;
-  serverName?: string;
-  ca?: string | Uint8Array;
-  cert?: string | Uint8Array;
-  key?: string | Uint8Array;
+}
+
+function temporalEndpoint(config: Config): TlsEndpoint | undefined {
+  const endpoint = temporalTlsEndpoint(config.temporal);
+  return endpoint && { name: 'temporal', ...endpoint };
 }
 
 /**
  * DATABASE_URL's TLS, when its sslmode asks for it (`require`, `verify-ca`, `verify-full`; `prefer`
  * and `allow` say TLS is optional, `disable` none), with its sslrootcert, sslcert and sslkey files.
  */
-function temporalEndpoint(config: Config): TlsEndpoint | undefined {
-  const endpoint = temporalTlsEndpoint(config.temporal);
-  return endpoint && { name: 'temporal', ...endpoint };
-}
-
 async function databaseEndpoint(config: Config): Promise<TlsEndpoint | undefined> {
   if (!config.databaseUrl) return undefined;
   const url = new URL(config.databaseUrl);
@@ -50,7 +44,7 @@ const SETTINGS: Record<TlsEndpoint['name'], string> = {
 };
 
 export interface TlsCheck {
-  name: 'temporal' | 'postgres';
+  name: TlsEndpoint['name'];
   handshake: TlsHandshake;
 }
 
