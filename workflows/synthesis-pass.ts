@@ -1,4 +1,5 @@
 import {
+  type ActivityOptions,
   CancellationScope,
   defineQuery,
   executeChild,
@@ -46,42 +47,33 @@ const { extractRuns } = proxyActivities<Activities>({
 
 // Long and heartbeating: a lost worker is noticed within the heartbeat timeout (the pass's input
 // sets it, 30 s by default), and a cancel reaches it.
-const embedActivities = (heartbeatTimeoutSeconds: number) =>
+const heartbeating = (options: Pick<ActivityOptions, 'summary' | 'startToCloseTimeout'>) => (heartbeatTimeoutSeconds: number) =>
   proxyActivities<Activities>({
-    summary: 'embed goals without a cached embedding',
-    startToCloseTimeout: '4 hours',
+    ...options,
     heartbeatTimeout: heartbeatTimeoutSeconds * 1000,
     retry: retryPolicy({ initialIntervalSeconds: 5 }),
   });
+
+const embedActivities = heartbeating({ summary: 'embed goals without a cached embedding', startToCloseTimeout: '4 hours' });
 
 // `clusterPassGoals` is the cluster step of histories recorded before SETTLE_IN_RECONCILE_PATCH (it
 // also settled the unchanged clusters and chose the ones within the budget). Heartbeating while it
 // computes (it hands the event loop back between components), so a lost worker costs the pass's
 // heartbeat timeout, not minutes.
-const clusterActivities = (heartbeatTimeoutSeconds: number) =>
-  proxyActivities<Activities>({
-    summary: 'cluster runs and qualify clusters',
-    startToCloseTimeout: '1 hour',
-    heartbeatTimeout: heartbeatTimeoutSeconds * 1000,
-    retry: retryPolicy({ initialIntervalSeconds: 5 }),
-  });
+const clusterActivities = heartbeating({ summary: 'cluster runs and qualify clusters', startToCloseTimeout: '1 hour' });
 
 // Database work over the pass's clusters, heartbeating per cluster.
-const settleActivities = (heartbeatTimeoutSeconds: number) =>
-  proxyActivities<Activities>({
-    summary: 'reconcile: settle clusters that are unchanged procedures (NOOP)',
-    startToCloseTimeout: '30 minutes',
-    heartbeatTimeout: heartbeatTimeoutSeconds * 1000,
-    retry: retryPolicy({ initialIntervalSeconds: 5 }),
-  });
+const settleActivities = heartbeating({
+  summary: 'reconcile: settle clusters that are unchanged procedures (NOOP)',
+  startToCloseTimeout: '30 minutes',
+});
+
 // Reads the tenant's procedures and runs and writes its recall space in one transaction, heartbeating.
-const recallSpaceActivities = (heartbeatTimeoutSeconds: number) =>
-  proxyActivities<Activities>({
-    summary: "recall space: whiten the tenant's goals, one class per procedure and per run of another job",
-    startToCloseTimeout: '30 minutes',
-    heartbeatTimeout: heartbeatTimeoutSeconds * 1000,
-    retry: retryPolicy({ initialIntervalSeconds: 5 }),
-  });
+const recallSpaceActivities = heartbeating({
+  summary: "recall space: whiten the tenant's goals, one class per procedure and per run of another job",
+  startToCloseTimeout: '30 minutes',
+});
+
 const { selectPassClusters } = proxyActivities<Activities>({
   summary: 'choose the clusters within the budget, carried ones first',
   startToCloseTimeout: '5 minutes',
