@@ -93,7 +93,8 @@ function shapeVariants(variant: readonly number[], wording: NonNullable<VariantR
  * The runs whose wording (goal text, argument names) the split may read: those of the clusters
  * holding several variants that differ only in repeat counts (`toolsOf`: a run's successful calls'
  * tools), for the stated-count test, and those of the clusters of one variant followed by enough
- * runs for a procedure and another call shape beside it, for its call shapes. No other cluster reads either, so a pass reads little else.
+ * runs for a procedure and another call shape beside it, for its call shapes. No other cluster's
+ * runs are read.
  */
 export function runsToWord(
   clusters: readonly number[][],
